@@ -1,0 +1,48 @@
+"""Roles are Django groups. Admin (or a superuser) passes every role check.
+
+- annotator: labels sentence pairs in labeling jobs;
+- verifier: in-house annotator: corrects paragraph alignments, verifies aggregated labels;
+- researcher: reads corpora and metrics, creates jobs, retrains and promotes models;
+- admin: everything, including imports, exports and people.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+from django.db import models
+
+
+class Role(models.TextChoices):
+    ANNOTATOR = "annotator", "Annotator"
+    VERIFIER = "verifier", "Verifier"
+    RESEARCHER = "researcher", "Researcher"
+    ADMIN = "admin", "Admin"
+
+
+# Roles that may read corpora, documents and alignments (everyone but a crowd annotator).
+STAFF_ROLES = (Role.VERIFIER, Role.RESEARCHER, Role.ADMIN)
+
+
+def user_roles(user: AbstractBaseUser | AnonymousUser) -> set[str]:
+    if not user.is_authenticated:
+        return set()
+    cached = getattr(user, "_role_cache", None)
+    if cached is None:
+        cached = set(user.groups.values_list("name", flat=True))  # type: ignore[attr-defined]
+        if user.is_superuser:  # type: ignore[attr-defined]
+            cached.add(Role.ADMIN.value)
+        user._role_cache = cached  # type: ignore[union-attr]
+    return cached
+
+
+def has_role(user: AbstractBaseUser | AnonymousUser, *roles: str) -> bool:
+    """True when the user holds one of ``roles``, or is an admin."""
+    held = user_roles(user)
+    return Role.ADMIN.value in held or any(str(role) in held for role in roles)
+
+
+def grant(user: AbstractBaseUser, role: Role) -> None:
+    group, _ = Group.objects.get_or_create(name=role.value)
+    user.groups.add(group)  # type: ignore[attr-defined]
+    if hasattr(user, "_role_cache"):
+        del user._role_cache

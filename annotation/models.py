@@ -1,0 +1,1 @@
+"""Annotation models (issue 4)."""

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from curation.importers import FORMATS
+from curation.models import Corpus
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data: Any, initial: Any = None) -> Any:
+        single = super().clean
+        if isinstance(data, list | tuple):
+            return [single(d, initial) for d in data]
+        return [single(data, initial)]
+
+
+class ImportForm(forms.Form):
+    files = MultipleFileField(help_text="one JSONL or TSV file, or all text / plan CSV files of the corpus")
+    format = forms.ChoiceField(choices=list(FORMATS.items()))
+    corpus = forms.CharField(max_length=200)
+    language = forms.CharField(max_length=8, initial="en")
+    kind = forms.ChoiceField(choices=Corpus.Kind.choices, initial=Corpus.Kind.NEWS)
+    role = forms.ChoiceField(choices=[("gold", "gold standard"), ("labels", "training labels")], initial="gold", help_text="for TSV files")
+    all_levels = forms.BooleanField(required=False, help_text="pair every two levels, not only adjacent ones")
+    replace = forms.BooleanField(required=False, help_text="overwrite articles whose text changed")
+    drop_short = forms.BooleanField(required=False, help_text="drop sentences under 4 tokens or ending in ':'")

@@ -1,0 +1,55 @@
+"""Alignment TSV in the Wiki-Manual layout, as gold or as training labels.
+
+``label <TAB> simple_id <TAB> complex_id <TAB> simple_sentence <TAB> complex_sentence [<TAB> score]``
+The document pairs must already be in the corpus (import their documents first).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from curation.importers.base import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle, read_utf8_lines
+
+LABELS = {
+    "aligned": "aligned",
+    "partialAligned": "partialAligned",
+    "notAligned": "notAligned",
+    "identical": "aligned",  # DEplain gold: copied sentences are aligned pairs
+}
+
+
+def parse(path: Path, options: ImportOptions) -> tuple[list[ParsedArticle], list[ParsedAlignment]]:
+    if path.is_dir():
+        raise ImportFailed(path, None, "expected a .tsv file, got a folder")
+    rows: list[ParsedAlignment] = []
+    for number, line in read_utf8_lines(path):
+        if not line.strip():
+            continue
+        if number == 1 and line.startswith("label\t"):
+            continue
+        cells = line.split("\t")
+        if len(cells) not in (5, 6):
+            raise ImportFailed(
+                path, number, f"expected 5 or 6 tab-separated columns (label, simple_id, complex_id, simple, complex[, score]), got {len(cells)}"
+            )
+        label = cells[0].strip()
+        if label not in LABELS:
+            raise ImportFailed(path, number, f"unknown label {label!r} (aligned, partialAligned, notAligned, identical)")
+        score = None
+        if len(cells) == 6 and cells[5].strip():
+            try:
+                score = float(cells[5])
+            except ValueError:
+                raise ImportFailed(path, number, f"score {cells[5]!r} is not a number") from None
+        rows.append(
+            ParsedAlignment(
+                source=str(path),
+                line=number,
+                label=LABELS[label],
+                simple_id=cells[1].strip(),
+                complex_id=cells[2].strip(),
+                score=score,
+                source_label=label,
+            )
+        )
+    return [], rows

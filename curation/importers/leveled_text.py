@@ -1,0 +1,103 @@
+"""Leveled plain-text articles, one file per reading level.
+
+File names (searched recursively under the given folder, or a single file):
+
+- Newsela style ``<slug>.<lang>.<level>.txt``, levels 0 (original) .. 4;
+- OneStopEnglish style ``<name>-adv.txt``, ``<name>-int.txt``, ``<name>-ele.txt``
+  (advanced = level 0, intermediate = 1, elementary = 2).
+
+Paragraph rule: when any block of consecutive non-blank lines holds more than one line,
+paragraphs are the blank-line separated blocks (lines joined by a space); otherwise every
+non-blank line is a paragraph. A first line that only names the level (``Intermediate``)
+is dropped. Sentences are split with pysbd in the corpus language.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import Path
+
+from alignment_engine.text import split_sentences
+from curation.importers.base import (
+    ImportFailed,
+    ImportOptions,
+    ParsedAlignment,
+    ParsedArticle,
+    ParsedDocument,
+    make_slug,
+    read_text,
+)
+
+NEWSELA = re.compile(r"^(?P<slug>.+)\.(?P<lang>[a-z]{2})\.(?P<level>\d)\.txt$")
+ONESTOP = re.compile(r"^(?P<slug>.+)-(?P<level>adv|int|ele)\.txt$")
+ONESTOP_LEVELS = {"adv": 0, "int": 1, "ele": 2}
+LEVEL_HEADINGS = {"advanced", "intermediate", "elementary"}
+
+
+def paragraphs_from_text(text: str) -> list[str]:
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    blocks: list[list[str]] = [[]]
+    for line in lines:
+        if line.strip():
+            blocks[-1].append(line.strip())
+        elif blocks[-1]:
+            blocks.append([])
+    blocks = [b for b in blocks if b]
+    if blocks and blocks[0][0].lower() in LEVEL_HEADINGS:
+        blocks[0] = blocks[0][1:]
+        blocks = [b for b in blocks if b]
+    if any(len(b) > 1 for b in blocks):
+        return [" ".join(b) for b in blocks]
+    return [line for b in blocks for line in b]
+
+
+def _classify(path: Path) -> tuple[str, int, str] | None:
+    match = NEWSELA.match(path.name)
+    if match:
+        return match["slug"], int(match["level"]), match["level"]
+    match = ONESTOP.match(path.name)
+    if match:
+        return match["slug"], ONESTOP_LEVELS[match["level"]], match["level"]
+    return None
+
+
+def parse(path: Path, options: ImportOptions) -> tuple[list[ParsedArticle], list[ParsedAlignment]]:
+    root = path if path.is_dir() else path.parent
+    files = sorted(p for p in path.rglob("*.txt")) if path.is_dir() else [path]
+    groups: dict[str, dict[int, tuple[Path, str]]] = {}
+    titles: dict[str, str] = {}
+    for file in files:
+        rel = file.relative_to(root).as_posix()
+        if any(fnmatch.fnmatch(rel, pattern) for pattern in options.exclude):
+            continue
+        found = _classify(file)
+        if found is None:
+            if not path.is_dir():
+                raise ImportFailed(file, None, "file name matches neither <slug>.<lang>.<level>.txt nor <name>-adv|int|ele.txt")
+            continue
+        name, level, label = found
+        slug = make_slug(name)
+        other = groups.setdefault(slug, {}).get(level)
+        if other is not None:
+            raise ImportFailed(
+                file, None, f"level {label!r} of article {name!r} also in {other[0]}; choose one with --exclude 'FOLDER/*'"
+            )
+        groups[slug][level] = (file, label)
+        titles.setdefault(slug, name)
+    articles: list[ParsedArticle] = []
+    for slug, levels in sorted(groups.items()):
+        documents = []
+        for level, (file, label) in sorted(levels.items()):
+            paragraphs = [split_sentences(p, options.language) for p in paragraphs_from_text(read_text(file))]
+            paragraphs = [p for p in paragraphs if p]
+            if not paragraphs:
+                raise ImportFailed(file, None, "the file holds no text")
+            documents.append(ParsedDocument(level=level, level_label=label, paragraphs=paragraphs, title=titles[slug]))
+        if len(documents) < 2:
+            only = next(iter(levels.values()))[0]
+            raise ImportFailed(only, None, f"article {titles[slug]!r} has only one reading level; a group needs two or more")
+        articles.append(
+            ParsedArticle(slug=slug, title=titles[slug], source=str(next(iter(levels.values()))[0].parent), documents=documents)
+        )
+    return articles, []

@@ -1,0 +1,51 @@
+"""Read-side helpers for pages and API: documents as paragraphs of sentences."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, QuerySet
+
+from curation.models import Article, Corpus, Document, DocumentPair, Sentence
+
+
+@dataclass
+class SentenceView:
+    pk: int
+    sid: str
+    text: str
+
+
+def corpora_with_counts() -> QuerySet[Corpus]:
+    return Corpus.objects.annotate(n_articles=Count("articles", distinct=True), n_pairs=Count("pairs", distinct=True))
+
+
+def articles_of(corpus: Corpus, search: str = "") -> QuerySet[Article]:
+    qs = corpus.articles.annotate(n_levels=Count("documents")).order_by("slug")
+    if search:
+        qs = qs.filter(title__icontains=search) | qs.filter(slug__icontains=search)
+    return qs
+
+
+def document_paragraphs(document: Document, pair_id: str | None = None, side: int | None = None) -> list[list[SentenceView]]:
+    """The document as paragraphs of sentences, each with its formats.md id when a pair is given."""
+    paragraphs: list[list[SentenceView]] = []
+    rows = Sentence.objects.filter(document=document).order_by("doc_position").values_list(
+        "pk", "paragraph_position", "position", "text"
+    )
+    for pk, p, s, text in rows:
+        while len(paragraphs) <= p:
+            paragraphs.append([])
+        sid = f"{pair_id}-{side}-{p}-{s}" if pair_id is not None else f"{p}-{s}"
+        paragraphs[p].append(SentenceView(pk, sid, text))
+    return paragraphs
+
+
+def pair_as_plain(pair: DocumentPair) -> dict[str, object]:
+    """The pair in the document-pair JSONL shape (plain data for the engine and exports)."""
+    return {
+        "pair_id": pair.pair_id,
+        "language": pair.corpus.language,
+        "complex": [[s.text for s in para] for para in document_paragraphs(pair.complex)],
+        "simple": [[s.text for s in para] for para in document_paragraphs(pair.simple)],
+    }

@@ -1,0 +1,105 @@
+"""Corpus pages: thin views over curation.queries; htmx gets partials."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from accounts.permissions import admin_required, staff_required
+from accounts.roles import Role, has_role
+from curation.forms import ImportForm
+from curation.importers import ImportFailed, ImportOptions, run_import
+from curation.models import Article, Corpus, DocumentPair, ImportRecord, ReferenceAlignment
+from curation.queries import articles_of, corpora_with_counts, document_paragraphs
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    if has_role(request.user, Role.VERIFIER, Role.RESEARCHER):
+        return redirect("curation:corpus_list")
+    if has_role(request.user, Role.ANNOTATOR):
+        return redirect("annotation:home")
+    return render(request, "curation/no_role.html")
+
+
+@staff_required
+def corpus_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "curation/corpus_list.html", {"corpora": corpora_with_counts()})
+
+
+@staff_required
+def corpus_detail(request: HttpRequest, corpus_id: int) -> HttpResponse:
+    corpus = get_object_or_404(Corpus, pk=corpus_id)
+    search = request.GET.get("q", "").strip()
+    page = Paginator(articles_of(corpus, search), 25).get_page(request.GET.get("page"))
+    context = {"corpus": corpus, "page": page, "q": search}
+    if request.htmx:
+        return render(request, "curation/_article_table.html", context)
+    return render(request, "curation/corpus_detail.html", context)
+
+
+@staff_required
+def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
+    article = get_object_or_404(Article.objects.select_related("corpus"), pk=article_id)
+    documents = [(doc, document_paragraphs(doc)) for doc in article.documents.order_by("level")]
+    pairs = article.pairs.select_related("complex", "simple").order_by("complex__level", "simple__level")
+    return render(request, "curation/article_detail.html", {"article": article, "documents": documents, "pairs": pairs})
+
+
+@staff_required
+def pair_detail(request: HttpRequest, pair_id: int) -> HttpResponse:
+    pair = get_object_or_404(DocumentPair.objects.select_related("article", "corpus", "complex", "simple"), pk=pair_id)
+    complex_paras = document_paragraphs(pair.complex, pair.pair_id, 1)
+    simple_paras = document_paragraphs(pair.simple, pair.pair_id, 0)
+    gold = ReferenceAlignment.objects.filter(pair=pair).values_list("simple_id", "complex_id", "label")
+    links: dict[int, list[str]] = {}
+    for simple_pk, complex_pk, label in gold:
+        links.setdefault(simple_pk, []).append(f"{complex_pk}:{label}")
+        links.setdefault(complex_pk, []).append(f"{simple_pk}:{label}")
+    return render(
+        request,
+        "curation/pair_detail.html",
+        {"pair": pair, "complex_paras": complex_paras, "simple_paras": simple_paras, "n_reference": len(gold), "links": links},
+    )
+
+
+@admin_required
+def import_upload(request: HttpRequest) -> HttpResponse:
+    form = ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "upload"
+            root.mkdir()
+            files = request.FILES.getlist("files")
+            for uploaded in files:
+                name = Path(uploaded.name).name
+                with open(root / name, "wb") as out:
+                    for chunk in uploaded.chunks():
+                        out.write(chunk)
+            target = root / Path(files[0].name).name if len(files) == 1 and data["format"] in ("jsonl", "tsv") else root
+            options = ImportOptions(
+                corpus=data["corpus"],
+                format=data["format"],
+                language=data["language"],
+                kind=data["kind"],
+                all_levels=data["all_levels"],
+                replace=data["replace"],
+                drop_short=data["drop_short"],
+                role=data["role"],
+            )
+            try:
+                summary = run_import(target, options, user=request.user)
+            except ImportFailed as exc:
+                form.add_error(None, f"Import failed, nothing was written. {str(exc).replace(str(root) + '/', '')}")
+            else:
+                messages.success(request, summary.describe().replace(str(root) + "/", "").replace(str(root), "upload"))
+                return redirect("curation:import_upload")
+    recent = ImportRecord.objects.select_related("corpus", "created_by")[:20]
+    return render(request, "curation/import.html", {"form": form, "recent": recent})
