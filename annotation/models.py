@@ -1,1 +1,227 @@
-"""Annotation models (issue 4)."""
+"""Annotation: paragraph-alignment correction, candidate pairs, crowd labeling jobs with
+test questions and quality control, aggregation, and in-house verification.
+
+Raw judgments (Judgment), the aggregated label (AggregatedLabel) and the verified label
+(VerifiedLabel) are stored separately; training and export use verified labels.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from curation.models import AlignmentLabel, Corpus, DocumentPair, Paragraph, Sentence
+
+
+class ParagraphLink(models.Model):
+    """The current paragraph alignment of a document pair (automatic, then corrected)."""
+
+    class Origin(models.TextChoices):
+        AUTO = "auto", "automatic"
+        MANUAL = "manual", "corrected by hand"
+
+    pair = models.ForeignKey(DocumentPair, on_delete=models.CASCADE, related_name="paragraph_links")
+    complex_paragraph = models.ForeignKey(Paragraph, on_delete=models.CASCADE, related_name="+")
+    simple_paragraph = models.ForeignKey(Paragraph, on_delete=models.CASCADE, related_name="+")
+    score = models.FloatField(null=True, blank=True)
+    origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.AUTO)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["pair", "complex_paragraph", "simple_paragraph"], name="paragraph_link_unique")
+        ]
+
+
+class ParagraphAlignmentRevision(models.Model):
+    """History of a pair's paragraph alignment: who saved which links when."""
+
+    pair = models.ForeignKey(DocumentPair, on_delete=models.CASCADE, related_name="paragraph_revisions")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    links = models.JSONField(help_text="[[complex_paragraph_position, simple_paragraph_position], ...]")
+    added = models.JSONField(default=list)
+    removed = models.JSONField(default=list)
+    source = models.CharField(max_length=32, default="manual", help_text="manual | auto | model name")
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class PairLock(models.Model):
+    """A document pair being corrected is locked to one annotator until it expires."""
+
+    pair = models.OneToOneField(DocumentPair, on_delete=models.CASCADE, related_name="lock")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    expires_at = models.DateTimeField()
+
+
+class CandidatePair(models.Model):
+    """A sentence pair proposed for labeling (inside aligned paragraphs, or a top-k match)."""
+
+    class Source(models.TextChoices):
+        PARAGRAPH = "paragraph", "inside aligned paragraphs"
+        TOPK = "topk", "top-k similarity"
+        MANUAL = "manual", "added by hand"
+
+    pair = models.ForeignKey(DocumentPair, on_delete=models.CASCADE, related_name="candidates")
+    simple = models.ForeignKey(Sentence, on_delete=models.CASCADE, related_name="+")
+    complex = models.ForeignKey(Sentence, on_delete=models.CASCADE, related_name="+")
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.PARAGRAPH)
+    score = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["simple", "complex"], name="candidate_unique_sentence_pair")]
+        indexes = [models.Index(fields=["pair"])]
+
+
+class LabelingJob(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", "open"
+        PAUSED = "paused", "paused"
+        CLOSED = "closed", "closed"
+
+    class Strategy(models.TextChoices):
+        PARAGRAPH = "paragraph", "every pair inside aligned paragraphs (Newsela)"
+        TOPK = "topk", "top complex sentences per simple sentence (Wikipedia)"
+
+    name = models.CharField(max_length=200)
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="labeling_jobs")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    strategy = models.CharField(max_length=10, choices=Strategy.choices, default=Strategy.PARAGRAPH)
+    judgments_per_pair = models.PositiveSmallIntegerField(default=5)
+    test_question_every = models.PositiveSmallIntegerField(default=5, help_text="one test question in every N questions")
+    min_seconds = models.PositiveSmallIntegerField(default=10)
+    accuracy_threshold = models.FloatField(default=0.85)
+    min_test_questions = models.PositiveSmallIntegerField(default=4, help_text="test answers before the threshold applies")
+    reservation_minutes = models.PositiveSmallIntegerField(default=15)
+    instructions = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class JobItem(models.Model):
+    """A candidate pair in a job; ``judgments_count`` counts valid judgments (capacity control)."""
+
+    job = models.ForeignKey(LabelingJob, on_delete=models.CASCADE, related_name="items")
+    candidate = models.ForeignKey(CandidatePair, on_delete=models.CASCADE, related_name="job_items")
+    judgments_count = models.PositiveSmallIntegerField(default=0)
+    reserved_count = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "candidate"], name="job_item_unique")]
+        indexes = [models.Index(fields=["job", "judgments_count"])]
+
+
+class TestQuestion(models.Model):
+    """A gold pair with a short explanation; served exactly like an ordinary question."""
+
+    job = models.ForeignKey(LabelingJob, on_delete=models.CASCADE, related_name="test_questions")
+    candidate = models.ForeignKey(CandidatePair, on_delete=models.CASCADE, related_name="+")
+    gold_label = models.CharField(max_length=16, choices=AlignmentLabel.choices)
+    explanation = models.TextField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "candidate"], name="test_question_unique")]
+
+
+class Membership(models.Model):
+    """An annotator in a job: test-question accuracy and removal."""
+
+    job = models.ForeignKey(LabelingJob, on_delete=models.CASCADE, related_name="memberships")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="job_memberships")
+    tests_answered = models.PositiveIntegerField(default=0)
+    tests_correct = models.PositiveIntegerField(default=0)
+    questions_served = models.PositiveIntegerField(default=0)
+    removed = models.BooleanField(default=False)
+    removed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "annotator"], name="membership_unique")]
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.tests_correct / self.tests_answered if self.tests_answered else None
+
+
+class Assignment(models.Model):
+    """A question served to an annotator: an item or a test question, with serve time and expiry."""
+
+    job = models.ForeignKey(LabelingJob, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(JobItem, on_delete=models.CASCADE, null=True, blank=True, related_name="assignments")
+    test_question = models.ForeignKey(TestQuestion, on_delete=models.CASCADE, null=True, blank=True, related_name="assignments")
+    token = models.CharField(max_length=32, unique=True, help_text="opaque id shown to the annotator")
+    served_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    answered_at = models.DateTimeField(null=True, blank=True)
+    answer = models.CharField(max_length=16, choices=AlignmentLabel.choices, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "item"], name="assignment_unique_item"),
+            models.UniqueConstraint(fields=["annotator", "test_question"], name="assignment_unique_test"),
+        ]
+        indexes = [models.Index(fields=["job", "annotator", "answered_at"])]
+
+
+class Judgment(models.Model):
+    """A raw crowd label. ``is_valid`` turns false when its annotator is removed."""
+
+    job = models.ForeignKey(LabelingJob, on_delete=models.CASCADE, related_name="judgments")
+    item = models.ForeignKey(JobItem, on_delete=models.CASCADE, related_name="judgments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judgments")
+    label = models.CharField(max_length=16, choices=AlignmentLabel.choices)
+    seconds = models.FloatField()
+    is_valid = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="judgment_unique")]
+        indexes = [models.Index(fields=["job", "is_valid"])]
+
+
+class TestAnswer(models.Model):
+    job = models.ForeignKey(LabelingJob, on_delete=models.CASCADE, related_name="test_answers")
+    test_question = models.ForeignKey(TestQuestion, on_delete=models.CASCADE, related_name="answers")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="test_answers")
+    label = models.CharField(max_length=16, choices=AlignmentLabel.choices)
+    correct = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["test_question", "annotator"], name="test_answer_unique")]
+
+
+class AggregatedLabel(models.Model):
+    class Method(models.TextChoices):
+        MAJORITY = "majority", "majority vote"
+        DAWID_SKENE = "dawid_skene", "Dawid-Skene"
+
+    item = models.OneToOneField(JobItem, on_delete=models.CASCADE, related_name="aggregated")
+    label = models.CharField(max_length=16, choices=AlignmentLabel.choices)
+    confidence = models.FloatField()
+    method = models.CharField(max_length=12, choices=Method.choices, default=Method.MAJORITY)
+    votes = models.JSONField(default=dict, help_text="{label: count}")
+    computed_at = models.DateTimeField(auto_now=True)
+
+
+class VerifiedLabel(models.Model):
+    """The in-house verifier's label for a candidate pair: what training and export use."""
+
+    candidate = models.OneToOneField(CandidatePair, on_delete=models.CASCADE, related_name="verified")
+    label = models.CharField(max_length=16, choices=AlignmentLabel.choices)
+    aggregated_label = models.CharField(max_length=16, choices=AlignmentLabel.choices, blank=True)
+    verifier = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True)
+    job = models.ForeignKey(LabelingJob, on_delete=models.SET_NULL, null=True, blank=True)
+    verified_at = models.DateTimeField(auto_now=True)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.aggregated_label) and self.aggregated_label != self.label
