@@ -1,0 +1,262 @@
+"""Linear-chain dynamic program over two semirings, in torch.
+
+One routine, :func:`chain_dp`, runs the forward recursion of a linear-chain CRF either in the
+max semiring (Viterbi, with backpointers) or in the log-sum-exp semiring (forward algorithm,
+exact log partition function).  It is vectorised over labels (one ``(B, L, L)`` tensor
+operation per step, no Python loop over labels) and batched over sequences with masks, so
+sequences of different lengths and with different numbers of labels share one call.  There
+are no fixed-size tables: the sizes come from the tensors (1, 2 or 1,000 steps all work), and
+it runs on whatever device the tensors live on.
+
+Shapes (``B`` sequences, ``T`` steps = simple sentences, ``L`` labels, label 0 = "not aligned"):
+
+- ``emissions``: ``(B, T, L)`` float, score of label ``l`` at step ``t``;
+- ``transitions``: ``(B, L, L)`` float, ``transitions[b, j, k]`` = score of moving from label
+  ``j`` at step ``t-1`` to label ``k`` at step ``t`` (time-invariant within a sequence), or
+  ``(B, T, L, L)`` when it varies with the step (entry ``t`` is used to enter step ``t``;
+  entry 0 is ignored);
+- ``start``: optional ``(B, L)``, score of label ``l`` at step 0 (zeros when omitted);
+- ``step_mask``: optional ``(B, T)`` bool, ``True`` for real steps; real steps must come
+  first (a prefix);
+- ``label_mask``: optional ``(B, L)`` or ``(B, T, L)`` bool, ``True`` for labels allowed
+  (per sequence, or per step).  Label 0 must always be allowed so every step has a label.
+
+The score of a label sequence ``a`` of a sequence with ``T_b`` real steps is
+``start[a_0] + sum_t emissions[t, a_t] + sum_{t>=1} transitions[a_{t-1}, a_t]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+NEG_INF = -1e9
+"""Score given to forbidden labels: finite, so gradients stay clean, and exp() underflows to 0."""
+
+
+@dataclass
+class ChainInputs:
+    emissions: torch.Tensor
+    transitions: torch.Tensor
+    start: torch.Tensor
+    step_mask: torch.Tensor
+    label_mask: torch.Tensor  # (B, T, L)
+
+
+def _check(
+    emissions: torch.Tensor,
+    transitions: torch.Tensor,
+    start: torch.Tensor | None,
+    step_mask: torch.Tensor | None,
+    label_mask: torch.Tensor | None,
+) -> ChainInputs:
+    if emissions.dim() != 3:
+        raise ValueError(f"emissions must be (B, T, L), got shape {tuple(emissions.shape)}")
+    b, t, n_labels = emissions.shape
+    if n_labels < 1:
+        raise ValueError(f"emissions must have at least one label (label 0), got shape {tuple(emissions.shape)}")
+    if transitions.shape not in ((b, n_labels, n_labels), (b, t, n_labels, n_labels)):
+        raise ValueError(
+            f"transitions must be (B, L, L) = {(b, n_labels, n_labels)} or (B, T, L, L) = "
+            f"{(b, t, n_labels, n_labels)}, got shape {tuple(transitions.shape)}"
+        )
+    if start is None:
+        start = emissions.new_zeros((b, n_labels))
+    elif start.shape != (b, n_labels):
+        raise ValueError(f"start must be (B, L) = {(b, n_labels)}, got shape {tuple(start.shape)}")
+    if step_mask is None:
+        step_mask = torch.ones((b, t), dtype=torch.bool, device=emissions.device)
+    elif step_mask.shape != (b, t):
+        raise ValueError(f"step_mask must be (B, T) = {(b, t)}, got shape {tuple(step_mask.shape)}")
+    step_mask = step_mask.to(torch.bool)
+    if label_mask is None:
+        label_mask = torch.ones((b, t, n_labels), dtype=torch.bool, device=emissions.device)
+    elif label_mask.shape == (b, n_labels):
+        label_mask = label_mask.to(torch.bool)[:, None, :].expand(b, t, n_labels)
+    elif label_mask.shape == (b, t, n_labels):
+        label_mask = label_mask.to(torch.bool)
+    else:
+        raise ValueError(
+            f"label_mask must be (B, L) = {(b, n_labels)} or (B, T, L) = {(b, t, n_labels)}, "
+            f"got shape {tuple(label_mask.shape)}"
+        )
+    if t and not bool(label_mask[..., 0].all()):
+        raise ValueError("label 0 ('not aligned') must be allowed at every step (label_mask[..., 0] all True)")
+    return ChainInputs(emissions, transitions, start, step_mask, label_mask)
+
+
+def _reduce(scores: torch.Tensor, semiring: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Reduce over dim 1 of ``(B, L_prev, L)``: max (with argmax) or logsumexp."""
+    if semiring == "max":
+        best, arg = scores.max(dim=1)
+        return best, arg
+    return torch.logsumexp(scores, dim=1), None
+
+
+def chain_dp(
+    emissions: torch.Tensor,
+    transitions: torch.Tensor,
+    *,
+    semiring: str = "logsumexp",
+    start: torch.Tensor | None = None,
+    step_mask: torch.Tensor | None = None,
+    label_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Run the forward recursion; return ``(total, backpointers)``.
+
+    ``total`` is ``(B,)``: log Z (``semiring="logsumexp"``) or the best path score
+    (``semiring="max"``).  ``backpointers`` is ``(B, T, L)`` long for ``"max"`` (entry ``t``
+    gives the best previous label for each label at step ``t``) and ``None`` otherwise.
+    A sequence with no real steps has total 0 (the empty path).
+    """
+    alpha, back, has_steps = _run(emissions, transitions, semiring, start, step_mask, label_mask)
+    total = alpha.max(dim=1).values if semiring == "max" else torch.logsumexp(alpha, dim=1)
+    return torch.where(has_steps, total, torch.zeros_like(total)), back
+
+
+def _run(
+    emissions: torch.Tensor,
+    transitions: torch.Tensor,
+    semiring: str,
+    start: torch.Tensor | None,
+    step_mask: torch.Tensor | None,
+    label_mask: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+    """Forward recursion: final ``alpha`` ``(B, L)``, backpointers (max only), has-steps ``(B,)``."""
+    if semiring not in ("max", "logsumexp"):
+        raise ValueError(f"semiring must be 'max' or 'logsumexp', got {semiring!r}")
+    x = _check(emissions, transitions, start, step_mask, label_mask)
+    b, t, n_labels = x.emissions.shape
+    emis = x.emissions.masked_fill(~x.label_mask, NEG_INF)
+    if t == 0:
+        empty = torch.zeros((b, 0, n_labels), dtype=torch.long, device=emis.device) if semiring == "max" else None
+        return emis.new_zeros((b, n_labels)), empty, torch.zeros((b,), dtype=torch.bool, device=emis.device)
+    per_step = x.transitions.dim() == 4
+    alpha = x.start + emis[:, 0]  # (B, L)
+    alpha = torch.where(x.step_mask[:, :1], alpha, torch.zeros_like(alpha))
+    back: list[torch.Tensor] = [torch.zeros((b, n_labels), dtype=torch.long, device=emis.device)]
+    for step in range(1, t):
+        trans = x.transitions[:, step] if per_step else x.transitions
+        scores = alpha[:, :, None] + trans  # (B, L_prev, L)
+        reduced, arg = _reduce(scores, semiring)
+        new_alpha = reduced + emis[:, step]
+        live = x.step_mask[:, step : step + 1]
+        alpha = torch.where(live, new_alpha, alpha)
+        if arg is not None:
+            # On padded steps point every label at itself so backtracking passes through.
+            ident = torch.arange(n_labels, device=emis.device).expand(b, n_labels)
+            back.append(torch.where(live, arg, ident))
+    has_steps = x.step_mask[:, 0]
+    return alpha, (torch.stack(back, dim=1) if semiring == "max" else None), has_steps
+
+
+def log_partition(
+    emissions: torch.Tensor,
+    transitions: torch.Tensor,
+    *,
+    start: torch.Tensor | None = None,
+    step_mask: torch.Tensor | None = None,
+    label_mask: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Exact log Z per sequence, ``(B,)`` (forward algorithm)."""
+    total, _ = chain_dp(emissions, transitions, semiring="logsumexp", start=start, step_mask=step_mask,
+                        label_mask=label_mask)
+    return total
+
+
+def viterbi(
+    emissions: torch.Tensor,
+    transitions: torch.Tensor,
+    *,
+    start: torch.Tensor | None = None,
+    step_mask: torch.Tensor | None = None,
+    label_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Best label sequence per sequence: ``(scores (B,), labels (B, T) long)``.
+
+    Labels at padded steps are 0.
+    """
+    alpha, back, has_steps = _run(emissions, transitions, "max", start, step_mask, label_mask)
+    if back is None:  # pragma: no cover - _run("max") always returns backpointers
+        raise RuntimeError("max semiring returned no backpointers")
+    b, t, _ = emissions.shape
+    best, cur = alpha.max(dim=1)
+    score = torch.where(has_steps, best, torch.zeros_like(best))
+    labels = torch.zeros((b, t), dtype=torch.long, device=emissions.device)
+    for step in range(t - 1, -1, -1):
+        labels[:, step] = cur
+        cur = back[:, step].gather(1, cur[:, None]).squeeze(1)
+    if step_mask is not None:
+        labels = labels.masked_fill(~step_mask.to(torch.bool), 0)
+    return score, labels
+
+
+def path_score(
+    emissions: torch.Tensor,
+    transitions: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    start: torch.Tensor | None = None,
+    step_mask: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Score of the given label sequences ``labels`` ``(B, T)`` long; ``(B,)``."""
+    x = _check(emissions, transitions, start, step_mask, None)
+    b, t, n_labels = x.emissions.shape
+    if labels.shape != (b, t):
+        raise ValueError(f"labels must be (B, T) = {(b, t)}, got shape {tuple(labels.shape)}")
+    if t == 0:
+        return x.emissions.new_zeros((b,))
+    labels = labels.masked_fill(~x.step_mask, 0)
+    m = x.step_mask.to(x.emissions.dtype)
+    emit = x.emissions.gather(2, labels[:, :, None]).squeeze(2)  # (B, T)
+    total = (emit * m).sum(1) + x.start.gather(1, labels[:, :1]).squeeze(1) * m[:, 0]
+    if t > 1:
+        prev, cur = labels[:, :-1], labels[:, 1:]
+        if x.transitions.dim() == 4:
+            tr = x.transitions[:, 1:]  # (B, T-1, L, L)
+            rows = tr.gather(2, prev[:, :, None, None].expand(b, t - 1, 1, n_labels)).squeeze(2)
+            trans = rows.gather(2, cur[:, :, None]).squeeze(2)
+        else:
+            flat = x.transitions.reshape(b, n_labels * n_labels)
+            trans = flat.gather(1, prev * n_labels + cur)
+        total = total + (trans * m[:, 1:]).sum(1)
+    return total
+
+
+def log_likelihood(
+    emissions: torch.Tensor,
+    transitions: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    start: torch.Tensor | None = None,
+    step_mask: torch.Tensor | None = None,
+    label_mask: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """``log P(labels)`` per sequence, ``(B,)``: path score minus exact log Z."""
+    return path_score(emissions, transitions, labels, start=start, step_mask=step_mask) - log_partition(
+        emissions, transitions, start=start, step_mask=step_mask, label_mask=label_mask
+    )
+
+
+def marginals(
+    emissions: torch.Tensor,
+    transitions: torch.Tensor,
+    *,
+    start: torch.Tensor | None = None,
+    step_mask: torch.Tensor | None = None,
+    label_mask: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Exact posterior marginals ``P(a_t = l)``, ``(B, T, L)``, as the gradient of log Z.
+
+    (d log Z / d emission[t, l] is the marginal probability; one backward pass replaces the
+    explicit backward recursion.)  Padded steps get zeros.
+    """
+    with torch.enable_grad():
+        emis = emissions.detach().clone().requires_grad_(True)
+        logz = log_partition(emis, transitions.detach(), start=None if start is None else start.detach(),
+                             step_mask=step_mask, label_mask=label_mask)
+        (grad,) = torch.autograd.grad(logz.sum(), emis)
+    if step_mask is not None:
+        grad = grad * step_mask.to(grad.dtype)[:, :, None]
+    return grad

@@ -1,0 +1,129 @@
+"""The chain DP against brute-force enumeration of every label sequence."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from alignment_engine import crf
+
+
+@st.composite
+def batches(draw):
+    b = draw(st.integers(1, 3))
+    t_max = draw(st.integers(1, 4))
+    l_max = draw(st.integers(1, 4))
+    lengths = [draw(st.integers(1, t_max)) for _ in range(b)]
+    n_labels = [draw(st.integers(1, l_max)) for _ in range(b)]
+    seed = draw(st.integers(0, 10_000))
+    per_step = draw(st.booleans())
+    return b, t_max, l_max, lengths, n_labels, seed, per_step
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches())
+def test_viterbi_and_log_z_match_brute_force(spec):
+    b, t_max, l_max, lengths, n_labels, seed, per_step = spec
+    g = torch.Generator().manual_seed(seed)
+    emis = torch.randn((b, t_max, l_max), generator=g, dtype=torch.float64) * 2
+    trans_shape = (b, t_max, l_max, l_max) if per_step else (b, l_max, l_max)
+    trans = torch.randn(trans_shape, generator=g, dtype=torch.float64)
+    start = torch.randn((b, l_max), generator=g, dtype=torch.float64)
+    step_mask = torch.tensor([[t < n for t in range(t_max)] for n in lengths])
+    label_mask = torch.tensor([[lab < k for lab in range(l_max)] for k in n_labels])
+    logz = crf.log_partition(emis, trans, start=start, step_mask=step_mask, label_mask=label_mask)
+    best, paths = crf.viterbi(emis, trans, start=start, step_mask=step_mask, label_mask=label_mask)
+    for i in range(b):
+        tr = trans[i]
+        want_z, want_best, want_path = _brute_seq(emis[i], tr, start[i], lengths[i], n_labels[i], per_step)
+        assert float(logz[i]) == pytest.approx(want_z, abs=1e-6)
+        assert float(best[i]) == pytest.approx(want_best, abs=1e-6)
+        got_path = tuple(int(x) for x in paths[i, : lengths[i]])
+        assert all(int(x) == 0 for x in paths[i, lengths[i]:])
+        # the decoded path must reach the best score (ties may pick another optimum)
+        got_score = crf.path_score(emis[i : i + 1], trans[i : i + 1], paths[i : i + 1], start=start[i : i + 1],
+                                   step_mask=step_mask[i : i + 1])
+        assert float(got_score[0]) == pytest.approx(want_best, abs=1e-6)
+        assert all(lab < n_labels[i] for lab in got_path)
+        del want_path
+
+
+def _brute_seq(emis, trans, start, n_steps, n_labels, per_step):
+    scores = []
+    for path in itertools.product(range(n_labels), repeat=n_steps):
+        s = float(start[path[0]]) + sum(float(emis[t, a]) for t, a in enumerate(path))
+        for t in range(1, n_steps):
+            s += float(trans[t, path[t - 1], path[t]] if per_step else trans[path[t - 1], path[t]])
+        scores.append((s, path))
+    logz = float(torch.logsumexp(torch.tensor([s for s, _ in scores], dtype=torch.float64), 0))
+    best = max(scores, key=lambda x: x[0])
+    return logz, best[0], best[1]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 10_000))
+def test_per_step_label_mask_matches_brute_force(n_steps, n_labels, seed):
+    g = torch.Generator().manual_seed(seed)
+    emis = torch.randn((1, n_steps, n_labels), generator=g, dtype=torch.float64)
+    trans = torch.randn((1, n_labels, n_labels), generator=g, dtype=torch.float64)
+    allowed = torch.rand((1, n_steps, n_labels), generator=g) > 0.4
+    allowed[..., 0] = True
+    scores = []
+    for path in itertools.product(range(n_labels), repeat=n_steps):
+        if any(not allowed[0, t, a] for t, a in enumerate(path)):
+            continue
+        s = sum(float(emis[0, t, a]) for t, a in enumerate(path))
+        s += sum(float(trans[0, path[t - 1], path[t]]) for t in range(1, n_steps))
+        scores.append(s)
+    logz = crf.log_partition(emis, trans, label_mask=allowed)
+    best, path = crf.viterbi(emis, trans, label_mask=allowed)
+    assert float(logz[0]) == pytest.approx(float(torch.logsumexp(torch.tensor(scores), 0)), abs=1e-6)
+    assert float(best[0]) == pytest.approx(max(scores), abs=1e-6)
+    assert all(bool(allowed[0, t, int(a)]) for t, a in enumerate(path[0]))
+
+
+def test_marginals_sum_to_one_and_likelihood_is_a_log_probability():
+    g = torch.Generator().manual_seed(0)
+    emis = torch.randn((2, 5, 4), generator=g)
+    trans = torch.randn((2, 4, 4), generator=g)
+    mask = torch.tensor([[True] * 5, [True, True, True, False, False]])
+    marg = crf.marginals(emis, trans, step_mask=mask)
+    assert torch.allclose(marg.sum(-1), mask.float(), atol=1e-5)
+    ll = crf.log_likelihood(emis, trans, torch.zeros((2, 5), dtype=torch.long), step_mask=mask)
+    assert bool((ll < 0).all())
+
+
+@pytest.mark.parametrize("n_steps", [1, 2, 1000])
+def test_no_fixed_size_tables(n_steps):
+    emis = torch.zeros((1, n_steps, 3))
+    emis[0, :, 1] = 1.0
+    trans = torch.zeros((1, 3, 3))
+    score, path = crf.viterbi(emis, trans)
+    assert path.shape == (1, n_steps)
+    assert bool((path == 1).all())
+    assert float(score[0]) == pytest.approx(n_steps)
+    logz = crf.log_partition(emis, trans)
+    assert float(logz[0]) == pytest.approx(n_steps * float(torch.log(torch.tensor(2.0) + torch.e)), rel=1e-4)
+
+
+def test_bad_shapes_raise_value_error_naming_the_shape():
+    with pytest.raises(ValueError, match=r"emissions must be \(B, T, L\)"):
+        crf.log_partition(torch.zeros((2, 3)), torch.zeros((2, 3, 3)))
+    with pytest.raises(ValueError, match=r"transitions must be"):
+        crf.viterbi(torch.zeros((1, 2, 3)), torch.zeros((1, 2, 2)))
+    with pytest.raises(ValueError, match="label 0"):
+        crf.log_partition(torch.zeros((1, 2, 3)), torch.zeros((1, 3, 3)), label_mask=torch.tensor([[False, True, True]]))
+    with pytest.raises(ValueError, match="semiring"):
+        crf.chain_dp(torch.zeros((1, 2, 3)), torch.zeros((1, 3, 3)), semiring="sum")
+
+
+def test_gradient_of_log_likelihood_is_finite_with_masked_labels():
+    emis = torch.randn((1, 3, 4), requires_grad=True)
+    trans = torch.randn((1, 4, 4), requires_grad=True)
+    ll = crf.log_likelihood(emis, trans, torch.tensor([[1, 0, 1]]), label_mask=torch.tensor([[True, True, False, False]]))
+    ll.sum().backward()
+    assert torch.isfinite(emis.grad).all() and torch.isfinite(trans.grad).all()
