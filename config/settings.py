@@ -183,6 +183,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
     CELERY_WORKER_ENABLE_REMOTE_CONTROL = False  # the filesystem transport has no fanout
@@ -212,5 +213,5 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
 
-for _dir in (VAR_DIR, MEDIA_ROOT, MODELS_DIR, EXPORTS_DIR, BROKER_DIR / "queue", BROKER_DIR / "processed"):
+for _dir in (VAR_DIR, MEDIA_ROOT, MODELS_DIR, EXPORTS_DIR, *(BROKER_DIR / d for d in ("queue", "processed", "control"))):
     _dir.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,15 @@
 from django.contrib import admin
 
-from curation.models import Article, Corpus, Document, DocumentPair, ImportRecord, Paragraph, ReferenceAlignment, Sentence
+from curation.models import (
+    Article,
+    Corpus,
+    Document,
+    DocumentPair,
+    ImportRecord,
+    Paragraph,
+    ReferenceAlignment,
+    Sentence,
+)
 
 
 @admin.register(Corpus)

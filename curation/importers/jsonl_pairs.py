@@ -5,7 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from curation.importers.base import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle, ParsedDocument, read_utf8_lines
+from curation.importers.base import (
+    ImportFailed,
+    ImportOptions,
+    ParsedAlignment,
+    ParsedArticle,
+    ParsedDocument,
+    read_utf8_lines,
+)
 
 
 def _paragraphs(value: object, path: Path, line: int, key: str) -> list[list[str]]:

@@ -40,10 +40,7 @@ def derive_pairs(article: ParsedArticle, all_levels: bool) -> list[tuple[int, in
     if article.pairs is not None:
         return article.pairs
     docs = sorted(article.documents, key=lambda d: d.level)
-    if all_levels:
-        combos = list(combinations(docs, 2))
-    else:
-        combos = list(zip(docs, docs[1:], strict=False))
+    combos = list(combinations(docs, 2)) if all_levels else list(zip(docs, docs[1:], strict=False))
     return [(c.level, s.level, f"{article.slug}.{pair_label(c.level_label)}_{pair_label(s.level_label)}") for c, s in combos]
 
 
