@@ -114,6 +114,9 @@ class RunChunk(models.Model):
     pair_ids = models.JSONField(help_text="DocumentPair primary keys")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True, help_text="hostname:pid of the last process that took it")
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
