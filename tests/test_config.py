@@ -1,0 +1,68 @@
+"""Settings helpers fail loudly on bad values; production settings refuse to start without a key."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_bool, env_int, env_list, env_path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_env_bool_parses_and_rejects(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("X_FLAG", "yes")
+    assert env_bool("X_FLAG", False) is True
+    monkeypatch.setenv("X_FLAG", "0")
+    assert env_bool("X_FLAG", True) is False
+    monkeypatch.setenv("X_FLAG", "maybe")
+    with pytest.raises(ImproperlyConfigured, match="X_FLAG='maybe' is not a boolean"):
+        env_bool("X_FLAG", False)
+    monkeypatch.delenv("X_FLAG")
+    assert env_bool("X_FLAG", True) is True
+
+
+def test_env_int_list_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("X_NUM", "12")
+    assert env_int("X_NUM", 1) == 12
+    monkeypatch.setenv("X_NUM", "twelve")
+    with pytest.raises(ImproperlyConfigured, match="X_NUM='twelve' is not an integer"):
+        env_int("X_NUM", 1)
+    monkeypatch.setenv("X_HOSTS", "a.org, b.org,,")
+    assert env_list("X_HOSTS", []) == ["a.org", "b.org"]
+    monkeypatch.setenv("X_DIR", str(tmp_path / "sub"))
+    assert env_path("X_DIR", Path("/nope")) == (tmp_path / "sub").resolve()
+
+
+def _check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DEBUG", "SECRET_KEY")}
+    full.update(env)
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT, env=full, capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_production_needs_secret_key(tmp_path: Path) -> None:
+    result = _check({"DEBUG": "0", "VAR_DIR": str(tmp_path)})
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG=0" in result.stderr
+
+
+def test_bad_database_url_names_the_variable(tmp_path: Path) -> None:
+    result = _check({"DATABASE_URL": "nonsense://", "VAR_DIR": str(tmp_path)})
+    assert result.returncode != 0
+    assert "DATABASE_URL='nonsense://'" in result.stderr
+
+
+def test_check_deploy_is_clean_in_production(tmp_path: Path) -> None:
+    result = _check(
+        {"DEBUG": "0", "SECRET_KEY": "k" * 60 + "Zq9!x", "ALLOWED_HOSTS": "corpus.example.org", "VAR_DIR": str(tmp_path)}
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "no issues" in result.stdout
