@@ -31,7 +31,7 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> set[str]:
         cached = set(user.groups.values_list("name", flat=True))  # type: ignore[attr-defined]
         if user.is_superuser:  # type: ignore[attr-defined]
             cached.add(Role.ADMIN.value)
-        user._role_cache = cached  # type: ignore[union-attr]
+        user._role_cache = cached  # type: ignore[union-attr,attr-defined]
     return cached
 
 

@@ -25,7 +25,8 @@ class MultipleFileField(forms.FileField):
 
 
 class ImportForm(forms.Form):
-    files = MultipleFileField(help_text="one JSONL or TSV file, or all text / plan CSV files of the corpus")
+    # The upload field is named "files" (Form.files is replaced by the bound data at runtime).
+    files = MultipleFileField(help_text="one JSONL or TSV file, or all text / plan CSV files of the corpus")  # type: ignore[assignment]
     format = forms.ChoiceField(choices=list(FORMATS.items()))
     corpus = forms.CharField(max_length=200)
     language = forms.CharField(max_length=8, initial="en")

@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django_htmx.middleware import HtmxDetails
 
 from accounts.permissions import admin_required, staff_required
 from accounts.roles import Role, has_role
@@ -17,6 +18,10 @@ from curation.forms import ImportForm
 from curation.importers import ImportFailed, ImportOptions, run_import
 from curation.models import Article, Corpus, DocumentPair, ImportRecord, ReferenceAlignment
 from curation.queries import articles_of, corpora_with_counts, document_paragraphs
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
 
 
 @login_required
@@ -34,7 +39,7 @@ def corpus_list(request: HttpRequest) -> HttpResponse:
 
 
 @staff_required
-def corpus_detail(request: HttpRequest, corpus_id: int) -> HttpResponse:
+def corpus_detail(request: HtmxHttpRequest, corpus_id: int) -> HttpResponse:
     corpus = get_object_or_404(Corpus, pk=corpus_id)
     search = request.GET.get("q", "").strip()
     page = Paginator(articles_of(corpus, search), 25).get_page(request.GET.get("page"))
@@ -79,11 +84,11 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             root.mkdir()
             files = request.FILES.getlist("files")
             for uploaded in files:
-                name = Path(uploaded.name).name
+                name = Path(uploaded.name or "upload").name
                 with open(root / name, "wb") as out:
                     for chunk in uploaded.chunks():
                         out.write(chunk)
-            target = root / Path(files[0].name).name if len(files) == 1 and data["format"] in ("jsonl", "tsv") else root
+            target = root / Path(files[0].name or "upload").name if len(files) == 1 and data["format"] in ("jsonl", "tsv") else root
             options = ImportOptions(
                 corpus=data["corpus"],
                 format=data["format"],

@@ -210,9 +210,10 @@ def write_alignments(
         (ra.simple_id, ra.complex_id): ra
         for ra in ReferenceAlignment.objects.filter(role=options.role, pair__in=pairs.values())
     }
-    to_create, to_update = [], []
-    for key, new in wanted.items():
-        old = existing.get(key)
+    to_create: list[ReferenceAlignment] = []
+    to_update: list[ReferenceAlignment] = []
+    for sentence_pks, new in wanted.items():
+        old = existing.get(sentence_pks)
         if old is None:
             to_create.append(new)
         elif (old.label, old.score, old.source_label) != (new.label, new.score, new.source_label):
