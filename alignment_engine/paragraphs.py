@@ -1,0 +1,310 @@
+"""Paragraph alignment of Jiang et al. 2020 (their appendix, Algorithms 1-4) and a threshold tuner.
+
+Notation as in the paper: a document pair has ``k`` simple paragraphs S_1..S_k and ``l`` complex paragraphs
+C_1..C_l (1-based in the formulas, 0-based in the returned links); ``d(i, j) = |i/k - j/l|`` is the
+relative distance of positions.
+
+- Algorithm 1 (:func:`paragraph_similarity`): ``simP[0, i, j]`` = average over the sentences of S_i of their
+  best similarity to a sentence of C_j; ``simP[1, i, j]`` = the best sentence similarity between S_i and C_j.
+- Algorithm 2 (:func:`align_news`, Newsela): S_i is linked to its best C_j under simP[0] when that exceeds
+  tau1 and d(i, j) < tau2; to every C_j with simP[1] > tau3; and to two neighbouring C_{j-1}, C_j when both
+  have simP[1] > tau4 and both are closer than tau5.
+- Algorithms 3 + 4 (:func:`align_wikipedia`, Wikipedia): Algorithm 3 links S_i to every C_j with
+  simP[0] > tau1 and d(i, j) < tau2, or with simP[1] > tau3 (long-distance moves of a nearly copied
+  paragraph); Algorithm 4 then merges neighbouring complex paragraphs linked to the same simple paragraph
+  into one group and keeps the group only when the merged paragraph is at least as similar to S_i
+  (Algorithm 1, first score) as its best member, else only the best member stays.
+  NOTE: the paper's pseudo-code for Algorithms 3 and 4 was not available offline while this was
+  written; this is a reconstruction of their described behaviour (see docs/engine.md).
+- :func:`merge_groups` turns links into groups of neighbouring complex paragraphs per simple paragraph
+  (the "merging" step shared by both algorithms; candidate sentence pairs are the same either way).
+
+The defaults are the paper's thresholds (its Tables 10 and 11), which assume its fine-tuned BERT
+probability as sentence similarity; :func:`tune_thresholds` picks thresholds for any other measure on a
+dev set whose gold paragraph links are derived from gold sentence alignments.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from alignment_engine.similarity import similarity_matrix
+from alignment_engine.types import Alignment, DocPair
+
+Link = tuple[int, int, float]  # (complex_paragraph, simple_paragraph, score)
+
+NEWS_DEFAULTS: dict[str, float] = {"tau1": 0.1, "tau2": 0.35, "tau3": 0.9, "tau4": 0.5, "tau5": 0.2}  # Table 10
+WIKI_DEFAULTS: dict[str, float] = {"tau1": 0.6, "tau2": 0.35, "tau3": 0.9}  # Table 11 (see module note)
+ALGORITHMS = ("news", "wikipedia")
+
+
+def defaults(algorithm: str) -> dict[str, float]:
+    if algorithm == "news":
+        return dict(NEWS_DEFAULTS)
+    if algorithm == "wikipedia":
+        return dict(WIKI_DEFAULTS)
+    raise ValueError(f"unknown paragraph algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
+
+
+def _starts(paragraphs: Sequence[Sequence[str]]) -> np.ndarray:
+    sizes = [len(p) for p in paragraphs]
+    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if sizes else np.zeros(0, dtype=np.int64)
+
+
+def paragraph_similarity_from_matrix(sent_sim: np.ndarray, simple: Sequence[Sequence[str]],
+                                     complex: Sequence[Sequence[str]]) -> np.ndarray:
+    """Algorithm 1 from a precomputed sentence matrix (simple x complex, document order): shape (2, k, l).
+
+    Empty paragraphs score 0.
+    """
+    k, l_ = len(simple), len(complex)
+    out = np.zeros((2, k, l_))
+    if k == 0 or l_ == 0 or sent_sim.size == 0:
+        return out
+    s_sizes = np.array([len(p) for p in simple])
+    c_sizes = np.array([len(p) for p in complex])
+    nz_s, nz_c = s_sizes > 0, c_sizes > 0
+    # best complex sentence per simple sentence inside each complex paragraph: m x l
+    row_best = np.zeros((sent_sim.shape[0], l_))
+    row_best[:, nz_c] = np.maximum.reduceat(sent_sim, _starts(complex)[nz_c], axis=1)
+    avg = np.zeros((k, l_))
+    best = np.zeros((k, l_))
+    starts_s = _starts(simple)[nz_s]
+    avg[nz_s] = np.add.reduceat(row_best, starts_s, axis=0) / s_sizes[nz_s].reshape(-1, 1)
+    best[nz_s] = np.maximum.reduceat(row_best, starts_s, axis=0)
+    avg[:, ~nz_c] = 0.0
+    best[:, ~nz_c] = 0.0
+    out[0], out[1] = avg, best
+    return out
+
+
+def paragraph_similarity(pair: DocPair, similarity: str = "tfidf",
+                         sentence_matrix: np.ndarray | None = None) -> np.ndarray:
+    """Algorithm 1: simP of shape (2, k, l); ``simP[0]`` average of maxima, ``simP[1]`` overall maximum."""
+    if sentence_matrix is None:
+        sentence_matrix = similarity_matrix(similarity, pair.simple_sentences(), pair.complex_sentences())
+    return paragraph_similarity_from_matrix(sentence_matrix, pair.simple, pair.complex)
+
+
+def distance_matrix(k: int, l_: int) -> np.ndarray:
+    """d(i, j) = |i/k - j/l| with 1-based i, j (shape k x l)."""
+    if k == 0 or l_ == 0:
+        return np.zeros((k, l_))
+    i = np.arange(1, k + 1).reshape(-1, 1) / k
+    j = np.arange(1, l_ + 1).reshape(1, -1) / l_
+    return np.abs(i - j)
+
+
+def align_news(sim_p: np.ndarray, thresholds: dict[str, float] | None = None) -> np.ndarray:
+    """Algorithm 2: boolean k x l matrix of paragraph links (rows simple, columns complex)."""
+    t = {**NEWS_DEFAULTS, **(thresholds or {})}
+    _, k, l_ = sim_p.shape
+    align = np.zeros((k, l_), dtype=bool)
+    if k == 0 or l_ == 0:
+        return align
+    d = distance_matrix(k, l_)
+    avg, best = sim_p[0], sim_p[1]
+    rows = np.arange(k)
+    jmax = avg.argmax(axis=1)
+    ok = (avg[rows, jmax] > t["tau1"]) & (d[rows, jmax] < t["tau2"])
+    align[rows[ok], jmax[ok]] = True
+    align |= best > t["tau3"]
+    if l_ > 1:
+        pair_ok = (best[:, 1:] > t["tau4"]) & (best[:, :-1] > t["tau4"]) & (d[:, 1:] < t["tau5"]) & (d[:, :-1] < t["tau5"])
+        align[:, 1:] |= pair_ok
+        align[:, :-1] |= pair_ok
+    return align
+
+
+def align_wikipedia(sim_p: np.ndarray, thresholds: dict[str, float] | None = None,
+                    merged_similarity: Callable[[int, int, int], float] | None = None) -> np.ndarray:
+    """Algorithms 3 + 4: boolean k x l link matrix (see the module docstring).
+
+    ``merged_similarity(i, j0, j1)`` gives Algorithm 1's first score of S_i against the merged complex
+    paragraphs C_j0..C_j1 (inclusive); without it, the average of the members' scores is used.
+    """
+    t = {**WIKI_DEFAULTS, **(thresholds or {})}
+    _, k, l_ = sim_p.shape
+    if k == 0 or l_ == 0:
+        return np.zeros((k, l_), dtype=bool)
+    d = distance_matrix(k, l_)
+    avg, best = sim_p[0], sim_p[1]
+    align = ((avg > t["tau1"]) & (d < t["tau2"])) | (best > t["tau3"])
+    # Algorithm 4: runs of neighbouring complex paragraphs linked to the same simple paragraph
+    for i in range(k):
+        for j0, j1 in _runs(np.flatnonzero(align[i])):
+            if j1 == j0:
+                continue
+            members = np.arange(j0, j1 + 1)
+            top = members[avg[i, members].argmax()]
+            merged = merged_similarity(i, j0, j1) if merged_similarity else float(avg[i, members].mean())
+            if merged < avg[i, top]:
+                keep = (members == top) | (best[i, members] > t["tau3"])
+                align[i, members[~keep]] = False
+    return align
+
+
+def _runs(cols: np.ndarray) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive integers as (first, last)."""
+    runs: list[tuple[int, int]] = []
+    for c in cols.tolist():
+        if runs and c == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], c)
+        else:
+            runs.append((c, c))
+    return runs
+
+
+def _merged_similarity_fn(sent_sim: np.ndarray, pair: DocPair) -> Callable[[int, int, int], float]:
+    s_starts, c_starts = _starts(pair.simple), _starts(pair.complex)
+
+    def merged(i: int, j0: int, j1: int) -> float:
+        rows = slice(s_starts[i], s_starts[i] + len(pair.simple[i]))
+        cols = slice(c_starts[j0], c_starts[j1] + len(pair.complex[j1]))
+        block = sent_sim[rows, cols]
+        return float(block.max(axis=1).mean()) if block.size else 0.0
+
+    return merged
+
+
+def links_from_matrix(align: np.ndarray, sim_p: np.ndarray) -> list[Link]:
+    """(complex_paragraph, simple_paragraph, score) for every link, score = simP[0] (average of maxima)."""
+    ii, jj = np.nonzero(align)
+    return sorted((int(j), int(i), round(float(sim_p[0, i, j]), 6)) for i, j in zip(ii, jj, strict=True))
+
+
+def align_paragraphs(pair: DocPair, similarity: str = "tfidf", algorithm: str = "news",
+                     thresholds: dict | None = None, sentence_matrix: np.ndarray | None = None) -> list[Link]:
+    """Paragraph links of one document pair: ``(complex_paragraph, simple_paragraph, score)``, 0-based."""
+    defaults(algorithm)  # validates the name
+    if sentence_matrix is None:
+        sentence_matrix = similarity_matrix(similarity, pair.simple_sentences(), pair.complex_sentences())
+    sim_p = paragraph_similarity_from_matrix(sentence_matrix, pair.simple, pair.complex)
+    if algorithm == "news":
+        align = align_news(sim_p, thresholds)
+    else:
+        align = align_wikipedia(sim_p, thresholds, _merged_similarity_fn(sentence_matrix, pair))
+    return links_from_matrix(align, sim_p)
+
+
+def merge_groups(links: Sequence[Link]) -> list[tuple[int, list[int]]]:
+    """Merge neighbouring complex paragraphs linked to the same simple paragraph.
+
+    Returns ``(simple_paragraph, [complex paragraphs of one run])`` groups, sorted.
+    """
+    by_simple: dict[int, list[int]] = {}
+    for c, s, _ in links:
+        by_simple.setdefault(s, []).append(c)
+    groups = []
+    for s in sorted(by_simple):
+        for j0, j1 in _runs(np.array(sorted(set(by_simple[s])))):
+            groups.append((s, list(range(j0, j1 + 1))))
+    return groups
+
+
+# ---- gold paragraph links and the tuner ---------------------------------------------------
+
+def gold_paragraph_links(pairs: Sequence[DocPair], gold: Sequence[Alignment]) -> set[tuple[str, int, int]]:
+    """``(pair_id, complex_paragraph, simple_paragraph)`` for every paragraph pair holding a gold sentence pair."""
+    wanted = {p.pair_id for p in pairs}
+    out = set()
+    for r in gold:
+        if not r.is_positive:
+            continue
+        s_parts, c_parts = r.simple_id.rsplit("-", 3), r.complex_id.rsplit("-", 3)
+        if s_parts[0] in wanted:
+            out.add((s_parts[0], int(c_parts[2]), int(s_parts[2])))
+    return out
+
+
+@dataclass
+class TuningResult:
+    algorithm: str
+    similarity: str
+    thresholds: dict[str, float]
+    precision: float
+    recall: float
+    f1: float
+    default_precision: float
+    default_recall: float
+    default_f1: float
+    objective: str
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _score(pred: set, gold: set, beta: float) -> tuple[float, float, float]:
+    tp = len(pred & gold)
+    p = tp / len(pred) if pred else 0.0
+    r = tp / len(gold) if gold else 0.0
+    b2 = beta * beta
+    f = (1 + b2) * p * r / (b2 * p + r) if p + r else 0.0
+    return p, r, f
+
+
+def tune_thresholds(pairs: Sequence[DocPair], gold: Sequence[Alignment], similarity: str = "tfidf",
+                    algorithm: str = "news", beta: float = 1.0, rounds: int = 2,
+                    grid: dict[str, Sequence[float]] | None = None) -> TuningResult:
+    """Coordinate search for the thresholds that maximise paragraph-level F_beta on a dev set.
+
+    Gold paragraph links come from the gold sentence alignments (:func:`gold_paragraph_links`).
+    ``beta > 1`` favours recall (paragraph alignment prunes candidates; a missed link loses sentence pairs).
+    """
+    start = defaults(algorithm)
+    gold_links = gold_paragraph_links(pairs, gold)
+    cache = []
+    for pair in pairs:
+        sm = similarity_matrix(similarity, pair.simple_sentences(), pair.complex_sentences())
+        cache.append((pair, sm, paragraph_similarity_from_matrix(sm, pair.simple, pair.complex)))
+
+    def predict(th: dict[str, float]) -> set[tuple[str, int, int]]:
+        out = set()
+        for pair, sm, sim_p in cache:
+            if algorithm == "news":
+                align = align_news(sim_p, th)
+            else:
+                align = align_wikipedia(sim_p, th, _merged_similarity_fn(sm, pair))
+            ii, jj = np.nonzero(align)
+            out.update((pair.pair_id, int(j), int(i)) for i, j in zip(ii, jj, strict=True))
+        return out
+
+    values = np.round(np.concatenate([np.arange(0.0, 0.3, 0.02), np.arange(0.3, 1.001, 0.05)]), 3).tolist()
+    dist_values = [0.05, 0.1, 0.15, 0.2, 0.25, 0.35, 0.5, 0.75, 1.01]
+    grid = dict(grid or {})
+    for name in start:
+        grid.setdefault(name, dist_values if name in ("tau2", "tau5") else values)
+    d_p, d_r, d_f = _score(predict(start), gold_links, 1.0)
+    best = dict(start)
+    best_f = _score(predict(best), gold_links, beta)[2]
+    for _ in range(rounds):
+        changed = False
+        for name, candidates in grid.items():
+            for v in candidates:
+                trial = {**best, name: float(v)}
+                f = _score(predict(trial), gold_links, beta)[2]
+                if f > best_f + 1e-12:
+                    best, best_f, changed = trial, f, True
+        if not changed:
+            break
+    p, r, f1 = _score(predict(best), gold_links, 1.0)
+    objective = "F1" if beta == 1.0 else f"F{beta:g}"
+    return TuningResult(algorithm, similarity, best, round(p, 6), round(r, 6), round(f1, 6),
+                        round(d_p, 6), round(d_r, 6), round(d_f, 6), objective)
+
+
+def candidate_pairs(pair: DocPair, links: Sequence[Link]) -> list[tuple[str, str]]:
+    """(simple_id, complex_id) of every sentence pair inside linked paragraphs (the paper's Newsela strategy)."""
+    out: list[tuple[str, str]] = []
+    seen: set[tuple[int, int]] = set()
+    for c, s, _ in links:
+        if (c, s) in seen or not (0 <= c < len(pair.complex)) or not (0 <= s < len(pair.simple)):
+            continue
+        seen.add((c, s))
+        for si, ci in itertools.product(range(len(pair.simple[s])), range(len(pair.complex[c]))):
+            out.append((f"{pair.pair_id}-0-{s}-{si}", f"{pair.pair_id}-1-{c}-{ci}"))
+    return sorted(set(out))

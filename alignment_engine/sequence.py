@@ -1,0 +1,194 @@
+"""A training-free sequence aligner: hand-set monotonic Viterbi over simple sentences with a null state.
+
+The default method of the engine (``api.DEFAULT_METHOD``). For one document pair:
+
+1. emission ``S[i, j]``: a fixed mix of lexical similarities (C3G, word TF-IDF cosine, word containment);
+2. Viterbi over the simple sentences: every simple sentence takes one complex sentence or none (null).
+   The state remembers the last complex sentence used, so that a null does not break the chain.
+   Moving on to the next complex sentence costs nothing, re-using the previous one (a split) costs
+   ``repeat_cost``, skipping ``d`` complex sentences costs ``skip_cost * log(1 + d)`` (sub-linear, so long
+   deletions are not punished out of proportion), going backwards costs ``back_cost`` on top;
+   a sentence pays ``S[i, j] - null_threshold`` for aligning (null pays 0);
+3. the same decoder in the other direction (complex sentences labelled with simple ones), so that
+   n-to-1 merges are found; the two directions are combined (``combine``: union or intersection);
+4. extra pairs: any cell above ``extra_threshold`` that is the best of its row or column, and the
+   neighbours of a chosen pair that the simple sentence covers (containment) well;
+5. labels: ``partialAligned`` for every pair of a split or merge group and for pairs whose lengths
+   differ a lot (heavy deletion), ``aligned`` otherwise (the Jiang et al. 2020 annotation guideline).
+
+Constants were set on DEplain-web train (``scripts``-free: see docs/engine.md), never on a dev gold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from alignment_engine.similarity import containment, similarity_matrix
+from alignment_engine.types import Alignment, DocPair, ProgressCallback
+
+NEG = -1e18
+
+
+@dataclass(frozen=True)
+class SequenceConfig:
+    weights: dict[str, float] = field(default_factory=lambda: {"c3g": 0.5, "tfidf": 0.3, "jaccard": 0.2})
+    containment_weight: float = 0.0  # adds w * max(containment) to the emission
+    null_threshold: float = 0.2
+    skip_cost: float = 0.05
+    back_cost: float = 0.2
+    repeat_cost: float = 0.02
+    combine: str = "union"  # "simple" (one direction), "union", "intersection"
+    extra_threshold: float = 0.5
+    neighbour_containment: float = 0.8
+    neighbour_min_score: float = 0.15
+    partial_len_ratio: float = 0.6
+    min_score: float = 0.0  # final filter on S for decoded pairs
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def emission_matrix(simple: list[str], complex: list[str], config: SequenceConfig) -> np.ndarray:
+    m, n = len(simple), len(complex)
+    out = np.zeros((m, n))
+    if m == 0 or n == 0:
+        return out
+    total = sum(config.weights.values()) or 1.0
+    for name, w in config.weights.items():
+        out += (w / total) * similarity_matrix(name, simple, complex)
+    if config.containment_weight:
+        cs, cc = containment(simple, complex)
+        out = (out + config.containment_weight * np.maximum(cs, cc)) / (1.0 + config.containment_weight)
+    return out
+
+
+def transition_matrix(n: int, config: SequenceConfig) -> np.ndarray:
+    """(n + 1) x n costs (negative scores) from last-used complex j' (0 = none yet) to complex j (1-based)."""
+    prev = np.arange(n + 1).reshape(-1, 1)
+    nxt = np.arange(1, n + 1).reshape(1, -1)
+    delta = nxt - prev - 1  # 0: next sentence; -1: same as before; >0: skip; < -1: backwards
+    cost = np.where(delta > 0, config.skip_cost * np.log1p(np.maximum(delta, 0)), 0.0)
+    cost = np.where(delta == -1, config.repeat_cost, cost)
+    back = delta < -1
+    cost = np.where(back, config.back_cost + config.skip_cost * np.log1p(np.abs(delta + 1)), cost)
+    return -cost
+
+
+def viterbi(scores: np.ndarray, config: SequenceConfig) -> np.ndarray:
+    """Best label per row of ``scores`` (m x n): a column index, or -1 for null.
+
+    Score of a labelling: sum of (scores[i, a_i] - null_threshold) over aligned rows plus the transition
+    scores between consecutive aligned rows (nulls are skipped over). Vectorised over labels.
+    """
+    m, n = scores.shape
+    if m == 0:
+        return np.zeros(0, dtype=np.int64)
+    if n == 0:
+        return np.full(m, -1, dtype=np.int64)
+    trans = transition_matrix(n, config)  # (n+1, n)
+    emit = scores - config.null_threshold
+    last = np.full(n + 1, NEG)
+    last[0] = 0.0
+    choice = np.empty((m, n + 1), dtype=np.int64)
+    for i in range(m):
+        cand = last[:, None] + trans  # (n+1, n)
+        best_prev = cand.argmax(axis=0)
+        aligned = emit[i] + cand[best_prev, np.arange(n)]
+        new_last = last.copy()
+        ch = np.full(n + 1, -1, dtype=np.int64)  # -1: null (last unchanged)
+        better = aligned > last[1:]
+        new_last[1:] = np.where(better, aligned, last[1:])
+        ch[1:] = np.where(better, best_prev, -1)
+        choice[i] = ch
+        last = new_last
+    state = int(last.argmax())
+    labels = np.full(m, -1, dtype=np.int64)
+    for i in range(m - 1, -1, -1):
+        c = choice[i, state]
+        if c >= 0:
+            labels[i] = state - 1
+            state = int(c)
+    return labels
+
+
+def decode_pairs(scores: np.ndarray, cont_s: np.ndarray, cont_c: np.ndarray, config: SequenceConfig) -> np.ndarray:
+    """Boolean m x n matrix of aligned pairs."""
+    m, n = scores.shape
+    chosen = np.zeros((m, n), dtype=bool)
+    if m == 0 or n == 0:
+        return chosen
+    a = viterbi(scores, config)
+    rows = np.flatnonzero(a >= 0)
+    forward = np.zeros((m, n), dtype=bool)
+    forward[rows, a[rows]] = True
+    if config.combine == "simple":
+        chosen = forward
+    else:
+        b = viterbi(scores.T, config)
+        cols = np.flatnonzero(b >= 0)
+        backward = np.zeros((m, n), dtype=bool)
+        backward[b[cols], cols] = True
+        chosen = forward | backward if config.combine == "union" else forward & backward
+    # extra high-confidence pairs: best of their row or column and above extra_threshold
+    row_best = scores >= scores.max(axis=1, keepdims=True)
+    col_best = scores >= scores.max(axis=0, keepdims=True)
+    chosen |= (scores >= config.extra_threshold) & (row_best | col_best)
+    # neighbours of a chosen pair that one side covers well (splits and merges)
+    near = np.zeros_like(chosen)
+    near[:, 1:] |= chosen[:, :-1]
+    near[:, :-1] |= chosen[:, 1:]
+    near[1:, :] |= chosen[:-1, :]
+    near[:-1, :] |= chosen[1:, :]
+    covered = np.maximum(cont_s, cont_c) >= config.neighbour_containment
+    chosen |= near & covered & (scores >= config.neighbour_min_score)
+    if config.min_score > 0:
+        chosen &= scores >= config.min_score
+    return chosen
+
+
+def label_pairs(chosen: np.ndarray, simple: list[str], complex: list[str], config: SequenceConfig) -> np.ndarray:
+    """True where a chosen pair is ``aligned``, False where ``partialAligned``."""
+    m, n = chosen.shape
+    if m == 0 or n == 0:
+        return np.zeros((m, n), dtype=bool)
+    per_row = chosen.sum(axis=1, keepdims=True)
+    per_col = chosen.sum(axis=0, keepdims=True)
+    ls = np.array([max(len(t), 1) for t in simple], dtype=np.float64).reshape(-1, 1)
+    lc = np.array([max(len(t), 1) for t in complex], dtype=np.float64).reshape(1, -1)
+    ratio = np.minimum(ls, lc) / np.maximum(ls, lc)
+    return chosen & (per_row <= 1) & (per_col <= 1) & (ratio >= config.partial_len_ratio)
+
+
+def align_document(pair: DocPair, config: SequenceConfig) -> list[Alignment]:
+    simple, complex_ = pair.simple_sentences(), pair.complex_sentences()
+    if not simple or not complex_:
+        return []
+    scores = emission_matrix(simple, complex_, config)
+    cs, cc = containment(simple, complex_)
+    chosen = decode_pairs(scores, cs, cc, config)
+    full = label_pairs(chosen, simple, complex_, config)
+    sids, cids = pair.simple_ids(), pair.complex_ids()
+    out = []
+    for i, j in zip(*np.nonzero(chosen), strict=True):
+        label = "aligned" if full[i, j] else "partialAligned"
+        out.append(Alignment(label, sids[i], cids[j], simple[i], complex_[j], round(float(scores[i, j]), 6)))
+    return out
+
+
+class SequenceAligner:
+    """The training-free default aligner (see the module docstring)."""
+
+    def __init__(self, config: SequenceConfig | None = None, name: str = "sequence") -> None:
+        self.config = config or SequenceConfig()
+        self.name = name
+
+    def align(self, pairs: Sequence[DocPair], progress: ProgressCallback | None = None) -> list[list[Alignment]]:
+        out = []
+        for k, pair in enumerate(pairs):
+            out.append(align_document(pair, self.config))
+            if progress is not None:
+                progress(k + 1, len(pairs))
+        return out
