@@ -1,0 +1,211 @@
+"""Pre-population: paragraph alignment and candidate sentence pairs for document pairs.
+
+For every chosen pair:
+
+- automatic paragraph links are replaced by fresh ones from ``align_paragraphs`` (Algorithm 2
+  for news corpora, Algorithms 3+4 for Wikipedia). A pair whose alignment was corrected by hand
+  (it has ``manual`` links) keeps its links untouched, and its candidates come from them;
+- candidate sentence pairs are added (``paragraph`` strategy: every pair inside aligned
+  paragraphs, the paper's Newsela strategy; ``topk``: the top-k complex sentences per simple
+  sentence under each measure, its Wikipedia strategy). Stale automatic candidates are removed
+  only when nothing refers to them (no labeling-job item, test question or verified label).
+
+Running it twice gives the same rows (idempotent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import models, transaction
+
+from annotation.models import CandidatePair, ParagraphLink
+from curation.models import Corpus, DocumentPair
+from curation.services.plain import PlainPair, load_plain_pairs
+
+ALGORITHM_BY_KIND = {Corpus.Kind.NEWS: "news", Corpus.Kind.WIKIPEDIA: "wikipedia", Corpus.Kind.OTHER: "news"}
+STRATEGY_BY_KIND = {Corpus.Kind.NEWS: "paragraph", Corpus.Kind.WIKIPEDIA: "topk", Corpus.Kind.OTHER: "paragraph"}
+BATCH = 50  # pairs loaded per query batch
+
+
+@dataclass
+class PrepopulateOptions:
+    similarity: str = "tfidf"
+    algorithm: str | None = None  # None: by corpus kind
+    strategy: str | None = None  # "paragraph" | "topk"; None: by corpus kind
+    top_k: int = 3
+    thresholds: dict[str, float] | None = None
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> PrepopulateOptions:
+        known = {k: params[k] for k in ("similarity", "algorithm", "strategy", "top_k", "thresholds") if k in params}
+        return cls(**known)
+
+
+@dataclass
+class PrepopulateStats:
+    pairs: int = 0
+    links_created: int = 0
+    links_kept_manual: int = 0
+    candidates_created: int = 0
+    candidates_removed: int = 0
+    candidates_total: int = 0
+    skipped_pairs: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _protected_candidates() -> models.Q:
+    """Candidates that something refers to (job items, test questions, verified labels, ...)."""
+    q = models.Q()
+    for rel in CandidatePair._meta.related_objects:
+        q |= models.Q(pk__in=rel.related_model._default_manager.values(rel.field.attname))
+    return q
+
+
+def _links_for(plain: PlainPair, kind: str, options: PrepopulateOptions) -> list[tuple[int, int, float]]:
+    from alignment_engine import api
+
+    algorithm = options.algorithm or ALGORITHM_BY_KIND.get(kind, "news")  # type: ignore[call-overload]
+    return list(api.align_paragraphs(plain.doc, similarity=options.similarity, algorithm=algorithm,
+                                     thresholds=options.thresholds))
+
+
+def prepopulate_pair(plain: PlainPair, corpus_kind: str, options: PrepopulateOptions, stats: PrepopulateStats) -> None:
+    from alignment_engine import api
+
+    pair_pk = plain.pk
+    manual = list(
+        ParagraphLink.objects.filter(pair_id=pair_pk, origin=ParagraphLink.Origin.MANUAL).values_list(
+            "complex_paragraph_id", "simple_paragraph_id"
+        )
+    )
+    strategy = options.strategy or STRATEGY_BY_KIND.get(corpus_kind, "paragraph")  # type: ignore[call-overload]
+    cpos = {pk: i for i, pk in enumerate(plain.complex_paragraph_pk)}
+    spos = {pk: i for i, pk in enumerate(plain.simple_paragraph_pk)}
+    new_links: list[tuple[int, int, float]] = []
+    if manual:
+        links = [(cpos[c], spos[s], 1.0) for c, s in manual if c in cpos and s in spos]
+        stats.links_kept_manual += len(manual)
+    else:
+        new_links = _links_for(plain, corpus_kind, options)
+        links = new_links
+    if strategy == "topk":
+        pairs = api.top_k_candidates(plain.doc, k=options.top_k)
+        source = CandidatePair.Source.TOPK
+    else:
+        pairs = api.candidate_pairs(plain.doc, links)
+        source = CandidatePair.Source.PARAGRAPH
+    wanted = [(plain.sentence_pk[s], plain.sentence_pk[c]) for s, c in dict.fromkeys(pairs)]
+
+    with transaction.atomic():
+        if not manual:
+            ParagraphLink.objects.filter(pair_id=pair_pk, origin=ParagraphLink.Origin.AUTO).delete()
+            ParagraphLink.objects.bulk_create(
+                [
+                    ParagraphLink(
+                        pair_id=pair_pk, complex_paragraph_id=plain.complex_paragraph_pk[c],
+                        simple_paragraph_id=plain.simple_paragraph_pk[s], score=float(score),
+                        origin=ParagraphLink.Origin.AUTO,
+                    )
+                    for c, s, score in new_links
+                ],
+                ignore_conflicts=True,
+            )
+            stats.links_created += len(new_links)
+        existing = set(CandidatePair.objects.filter(pair_id=pair_pk).values_list("simple_id", "complex_id"))
+        missing = [sc for sc in wanted if sc not in existing]
+        CandidatePair.objects.bulk_create(
+            [CandidatePair(pair_id=pair_pk, simple_id=s, complex_id=c, source=source) for s, c in missing],
+            ignore_conflicts=True,
+        )
+        stats.candidates_created += len(missing)
+        keep = set(wanted)
+        stale = [
+            pk
+            for pk, s, c in CandidatePair.objects.filter(
+                pair_id=pair_pk, source__in=[CandidatePair.Source.PARAGRAPH, CandidatePair.Source.TOPK]
+            )
+            .exclude(_protected_candidates())
+            .values_list("pk", "simple_id", "complex_id")
+            if (s, c) not in keep
+        ]
+        if stale:
+            CandidatePair.objects.filter(pk__in=stale).delete()
+        stats.candidates_removed += len(stale)
+    stats.candidates_total += len(wanted)
+    stats.pairs += 1
+
+
+def prepopulate(
+    pair_pks: Sequence[int],
+    options: PrepopulateOptions | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> PrepopulateStats:
+    """Pre-populate the pairs in order; ``should_stop`` is asked between pairs."""
+    options = options or PrepopulateOptions()
+    stats = PrepopulateStats()
+    kinds = dict(DocumentPair.objects.filter(pk__in=list(pair_pks)).values_list("pk", "corpus__kind"))
+    total = len(pair_pks)
+    done = 0
+    for start in range(0, total, BATCH):
+        batch = list(pair_pks[start : start + BATCH])
+        loaded = {p.pk: p for p in load_plain_pairs(batch)}
+        for pk in batch:
+            if should_stop is not None and should_stop():
+                return stats
+            plain = loaded.get(pk)
+            if plain is None:
+                stats.skipped_pairs.append(pk)
+            else:
+                prepopulate_pair(plain, kinds[pk], options, stats)
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    return stats
+
+
+def start_job(corpus: Corpus, pair_pks: Sequence[int] | None, options: PrepopulateOptions, user: Any = None) -> Any:
+    """Create a pre-population job and send its task when the transaction commits."""
+    from curation import jobs
+    from curation.models import Job
+    from curation.tasks import prepopulate_job
+
+    params: dict[str, Any] = {k: v for k, v in options.__dict__.items() if v is not None}
+    if pair_pks is not None:
+        params["pair_ids"] = list(pair_pks)
+    with transaction.atomic():
+        job = jobs.create_job(Job.Kind.PREPOPULATE, params, corpus=corpus, user=user)
+        transaction.on_commit(lambda: prepopulate_job.delay(job.pk))
+    return job
+
+
+def run_job(job_id: int) -> str:
+    """The body of the ``prepopulate_job`` task: pairs from the job's parameters, progress per pair."""
+    from curation import jobs
+    from curation.models import Job
+
+    job = Job.objects.filter(pk=job_id).select_related("corpus").first()
+    if job is None or job.status in jobs.FINISHED:
+        return "gone"
+    if job.cancel_requested:
+        jobs.mark_cancelled(job_id)
+        return "cancelled"
+    pair_pks = job.params.get("pair_ids")
+    if pair_pks is None:
+        pair_pks = list(DocumentPair.objects.filter(corpus=job.corpus).order_by("pk").values_list("pk", flat=True))
+    jobs.start(job_id, total=len(pair_pks), message=f"{len(pair_pks)} document pairs")
+    recorder = jobs.ProgressRecorder(job_id, check_cancel=False)
+    stats = prepopulate(pair_pks, PrepopulateOptions.from_params(job.params), progress=recorder,
+                        should_stop=lambda: jobs.cancel_requested(job_id))
+    if jobs.cancel_requested(job_id):
+        Job.objects.filter(pk=job_id).update(result=stats.as_dict())
+        jobs.mark_cancelled(job_id, f"cancelled after {stats.pairs} pairs")
+        return "cancelled"
+    jobs.finish(job_id, result=stats.as_dict(),
+                message=f"{stats.pairs} pairs, {stats.candidates_total} candidates")
+    return "done"
