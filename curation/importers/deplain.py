@@ -206,8 +206,8 @@ STOP = re.compile(r"[.!?…][\"“”»«’')\]]*$")
 ORDINAL = re.compile(r"(?:^|\s)(?:\d+|[A-Za-z]|[IVX]+)\.$")
 OPENING = re.compile(r"^[\"„“»«‚(\[]?[A-ZÄÖÜ]")
 STARTERS = frozenset(
-    "Die Der Das Den Dem Und Dann Da Ein Eine Er Sie Es Ich Wir Ihr Du Man Aber Auch So "
-    "The A An He She It They We I You But And Then".split()
+    {"Die", "Der", "Das", "Den", "Dem", "Und", "Dann", "Da", "Ein", "Eine", "Er", "Sie", "Es", "Ich", "Wir", "Ihr", "Du"}
+    | {"Man", "Aber", "Auch", "So", "The", "A", "An", "He", "She", "It", "They", "We", "I", "You", "But", "And", "Then"}
 )
 
 

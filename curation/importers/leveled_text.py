@@ -6,10 +6,13 @@ File names (searched recursively under the given folder, or a single file):
 - OneStopEnglish style ``<name>-adv.txt``, ``<name>-int.txt``, ``<name>-ele.txt``
   (advanced = level 0, intermediate = 1, elementary = 2).
 
-Paragraph rule: when any block of consecutive non-blank lines holds more than one line,
-paragraphs are the blank-line separated blocks (lines joined by a space); otherwise every
-non-blank line is a paragraph. A first line that only names the level (``Intermediate``)
-is dropped. Sentences are split with pysbd in the corpus language.
+Paragraph rule: a text is *hard-wrapped* when more than half of the lines that are followed
+by another non-blank line end without sentence-final punctuation (``. ! ? : ; …`` or a
+closing quote/bracket); then paragraphs are the blank-line separated blocks (lines joined
+by a space). Otherwise every non-blank line is a paragraph (Newsela and OneStopEnglish
+files: one paragraph per line, with or without blank lines between). A first line that only
+names the level (``Intermediate``) is dropped. Sentences are split with pysbd in the corpus
+language.
 """
 
 from __future__ import annotations
@@ -33,6 +36,13 @@ NEWSELA = re.compile(r"^(?P<slug>.+)\.(?P<lang>[a-z]{2})\.(?P<level>\d)\.txt$")
 ONESTOP = re.compile(r"^(?P<slug>.+)-(?P<level>adv|int|ele)\.txt$")
 ONESTOP_LEVELS = {"adv": 0, "int": 1, "ele": 2}
 LEVEL_HEADINGS = {"advanced", "intermediate", "elementary"}
+LINE_END = re.compile(r"[.!?:;…][\"'”’»)\]]*$|[\"'”’»)\]]$")
+
+
+def is_hard_wrapped(blocks: list[list[str]]) -> bool:
+    """More than half of the lines continued on the next line stop mid-sentence."""
+    inner = [line for block in blocks for line in block[:-1]]
+    return bool(inner) and sum(not LINE_END.search(line) for line in inner) * 2 > len(inner)
 
 
 def paragraphs_from_text(text: str) -> list[str]:
@@ -47,7 +57,7 @@ def paragraphs_from_text(text: str) -> list[str]:
     if blocks and blocks[0][0].lower() in LEVEL_HEADINGS:
         blocks[0] = blocks[0][1:]
         blocks = [b for b in blocks if b]
-    if any(len(b) > 1 for b in blocks):
+    if is_hard_wrapped(blocks):
         return [" ".join(b) for b in blocks]
     return [line for b in blocks for line in b]
 
