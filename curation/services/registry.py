@@ -26,6 +26,11 @@ class ComparisonRow:
     cells: list[float | None]  # task x split x measure, in TABLE_COLUMNS order
 
     @property
+    def display(self) -> list[str]:
+        """Percentages with one decimal, like the paper's tables; a dash where unknown."""
+        return ["—" if v is None else f"{100 * v:.1f}" for v in self.cells]
+
+    @property
     def is_baseline(self) -> bool:
         return not self.version.path
 
