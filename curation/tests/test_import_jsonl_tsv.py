@@ -1,0 +1,152 @@
+"""Document-pair JSONL and alignment TSV importers: real files, bad input, nothing written on error."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from curation.importers import ImportFailed, run_import
+from curation.models import AlignmentLabel, DocumentPair, ReferenceAlignment, Sentence
+from curation.queries import pair_as_plain
+from curation.tests.conftest import options, row_counts
+
+PAIR = {
+    "pair_id": "p1",
+    "language": "en",
+    "complex": [["The cat sat on the mat.", "It was warm."], ["Then it slept."]],
+    "simple": [["The cat sat."], ["It slept."]],
+}
+PAIR2 = dict(PAIR, pair_id="p2")
+
+
+def jsonl(*objs: dict) -> str:
+    return "".join(json.dumps(o) + "\n" for o in objs)
+
+
+@pytest.mark.django_db
+def test_jsonl_import_pairs_and_ids(write_file):
+    path = write_file("pairs.jsonl", jsonl(PAIR, dict(PAIR2, complex_title="Cats", meta={"x": 1})))
+    summary = run_import(path, options("jsonl"))
+    assert (summary.articles_created, summary.documents, summary.pairs, summary.sentences) == (2, 4, 2, 10)
+    pair = DocumentPair.objects.get(pair_id="p1")
+    assert pair_as_plain(pair) == {"pair_id": "p1", "language": "en", "complex": PAIR["complex"], "simple": PAIR["simple"]}
+    sentence = Sentence.objects.get(document=pair.complex, paragraph_position=1, position=0)
+    assert sentence.local_id(pair.pair_id, 1) == "p1-1-1-0" and sentence.text == "Then it slept."
+    assert DocumentPair.objects.get(pair_id="p2").article.title == "Cats"
+
+
+@pytest.mark.django_db
+def test_onestopenglish_gold_dev_jsonl_and_tsv(shared_data):
+    root = shared_data / "onestopenglish-gold-dev"
+    summary = run_import(root / "dev_pairs.jsonl", options("jsonl", corpus="OSE gold"))
+    assert summary.pairs == 12
+    summary = run_import(root / "dev_gold.tsv", options("tsv", corpus="OSE gold"))
+    assert summary.alignments_created == 374
+    labels = dict(
+        (label, ReferenceAlignment.objects.filter(label=label).count()) for label in (AlignmentLabel.ALIGNED, AlignmentLabel.PARTIAL)
+    )
+    assert sum(labels.values()) == 374 and labels[AlignmentLabel.PARTIAL] > 0
+    first = (root / "dev_gold.tsv").read_text(encoding="utf-8").splitlines()[0].split("\t")
+    ra = ReferenceAlignment.objects.select_related("simple", "complex", "pair").get(
+        pair__pair_id=first[1].rsplit("-", 3)[0],
+        simple__paragraph_position=int(first[1].split("-")[-2]),
+        simple__position=int(first[1].split("-")[-1]),
+        complex__paragraph_position=int(first[2].split("-")[-2]),
+        complex__position=int(first[2].split("-")[-1]),
+    )
+    assert (ra.simple.text, ra.complex.text, ra.label) == (first[3], first[4], first[0])
+    # re-importing the gold changes nothing
+    again = run_import(root / "dev_gold.tsv", options("tsv", corpus="OSE gold"))
+    assert (again.alignments_created, again.alignments_updated, again.alignments_unchanged) == (0, 0, 374)
+
+
+@pytest.mark.django_db
+def test_tsv_labels_role_scores_and_update(write_file):
+    run_import(write_file("pairs.jsonl", jsonl(PAIR)), options("jsonl"))
+    tsv = "label\tsimple\tcomplex\ts\tc\tgleu\naligned\tp1-0-0-0\tp1-1-0-0\ta\tb\t0.8\npartialAligned\tp1-0-1-0\tp1-1-1-0\ta\tb\t\n"
+    summary = run_import(write_file("labels.tsv", tsv), options("tsv", role="labels"))
+    assert summary.alignments_created == 2
+    rows = {(r.label, r.score, r.role) for r in ReferenceAlignment.objects.all()}
+    assert rows == {("aligned", 0.8, "labels"), ("partialAligned", None, "labels")}
+    changed = tsv.replace("aligned\tp1-0-0-0", "notAligned\tp1-0-0-0")
+    summary = run_import(write_file("labels2.tsv", changed), options("tsv", role="labels"))
+    assert (summary.alignments_created, summary.alignments_updated, summary.alignments_unchanged) == (0, 1, 1)
+    assert ReferenceAlignment.objects.get(simple__paragraph_position=0).label == "notAligned"
+
+
+BAD_JSONL = [
+    ("invalid json", '{"pair_id": "p3", "complex": [[\n', 2, "not valid JSON"),
+    ("not an object", "[1, 2]\n", 2, "must be a JSON object"),
+    ("missing field", '{"pair_id": "p3", "complex": [["A."]]}\n', 2, "missing field(s): simple"),
+    ("bad pair id", json.dumps(dict(PAIR, pair_id="a-b")) + "\n", 2, "bad pair_id 'a-b'"),
+    ("empty sentence", json.dumps(dict(PAIR, pair_id="p3", simple=[["  "]])) + "\n", 2, "holds an empty sentence"),
+    ("empty paragraph", json.dumps(dict(PAIR, pair_id="p3", simple=[[]])) + "\n", 2, "is an empty paragraph"),
+    ("wrong language", json.dumps(dict(PAIR, pair_id="p3", language="de")) + "\n", 2, "differs from the corpus language"),
+    ("duplicate article", json.dumps(PAIR) + "\n", None, "article 'p1' appears twice in this import"),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("name", "second_line", "line", "problem"), BAD_JSONL, ids=[b[0] for b in BAD_JSONL])
+def test_bad_jsonl_names_line_and_writes_nothing(write_file, name, second_line, line, problem):
+    run_import(write_file("seed.jsonl", jsonl(PAIR2)), options("jsonl"))
+    before = row_counts()
+    path = write_file("bad.jsonl", jsonl(PAIR) + second_line)  # line 1 is fine, line 2 is bad
+    with pytest.raises(ImportFailed) as info:
+        run_import(path, options("jsonl"))
+    assert problem in info.value.problem
+    assert info.value.line == line
+    assert str(path.name) in info.value.path
+    assert row_counts() == before
+
+
+@pytest.mark.django_db
+def test_bad_utf8_and_empty_jsonl(write_file):
+    path = write_file("bad.jsonl", jsonl(PAIR).encode() + b'{"pair_id": "\xff"}\n')
+    with pytest.raises(ImportFailed, match=r"bad.jsonl:2: not valid UTF-8"):
+        run_import(path, options("jsonl"))
+    for content in ("", "\n\n  \n"):
+        with pytest.raises(ImportFailed, match="nothing to import"):
+            run_import(write_file("empty.jsonl", content), options("jsonl"))
+    with pytest.raises(ImportFailed, match="expected a .jsonl file, got a folder"):
+        run_import(path.parent, options("jsonl"))
+    assert sum(row_counts().values()) == 0
+
+
+BAD_TSV = [
+    ("wrong columns", "aligned\tp1-0-0-0\tp1-1-0-0\n", "expected 5 or 6 tab-separated columns"),
+    ("unknown label", "maybe\tp1-0-0-0\tp1-1-0-0\ta\tb\n", "unknown label 'maybe'"),
+    ("bad score", "aligned\tp1-0-0-0\tp1-1-0-0\ta\tb\thigh\n", "score 'high' is not a number"),
+    ("bad id", "aligned\tp1-0-0\tp1-1-0-0\ta\tb\n", "bad sentence id 'p1-0-0'"),
+    ("swapped sides", "aligned\tp1-1-0-0\tp1-0-0-0\ta\tb\n", "should have level 0"),
+    ("unknown pair", "aligned\tnope-0-0-0\tnope-1-0-0\ta\tb\n", "unknown document pair 'nope'"),
+    ("unknown sentence", "aligned\tp1-0-9-0\tp1-1-0-0\ta\tb\n", "unknown sentence id 'p1-0-9-0'"),
+    ("pairs differ", "aligned\tp1-0-0-0\tp2-1-0-0\ta\tb\n", "are from different pairs"),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("name", "bad_row", "problem"), BAD_TSV, ids=[b[0] for b in BAD_TSV])
+def test_bad_tsv_names_line_and_writes_nothing(write_file, name, bad_row, problem):
+    run_import(write_file("pairs.jsonl", jsonl(PAIR, PAIR2)), options("jsonl"))
+    before = row_counts()
+    path = write_file("gold.tsv", "aligned\tp1-0-0-0\tp1-1-0-0\ta\tb\n\n" + bad_row)
+    with pytest.raises(ImportFailed) as info:
+        run_import(path, options("tsv"))
+    assert str(info.value).startswith(f"{path}:3: ")
+    assert problem in info.value.problem
+    assert row_counts() == before  # the good first row was not written either
+
+
+@pytest.mark.django_db
+def test_tsv_bad_utf8_empty_and_unknown_role(write_file):
+    run_import(write_file("pairs.jsonl", jsonl(PAIR)), options("jsonl"))
+    before = row_counts()
+    with pytest.raises(ImportFailed, match=r"gold.tsv:2: not valid UTF-8"):
+        run_import(write_file("gold.tsv", b"aligned\tp1-0-0-0\tp1-1-0-0\ta\tb\naligned\tp1-0-0-0\tp1-1-0-0\t\xe9\tb\n"), options("tsv"))
+    with pytest.raises(ImportFailed, match="nothing to import"):
+        run_import(write_file("empty.tsv", ""), options("tsv"))
+    with pytest.raises(ImportFailed, match="unknown role 'silver'"):
+        run_import(write_file("ok.tsv", "aligned\tp1-0-0-0\tp1-1-0-0\ta\tb\n"), options("tsv", role="silver"))
+    assert row_counts() == before
