@@ -31,6 +31,9 @@ class ParagraphLink(models.Model):
             models.UniqueConstraint(fields=["pair", "complex_paragraph", "simple_paragraph"], name="paragraph_link_unique")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.pair_id}: ¶{self.complex_paragraph_id} -> ¶{self.simple_paragraph_id}"
+
 
 class ParagraphAlignmentRevision(models.Model):
     """History of a pair's paragraph alignment: who saved which links when."""
@@ -46,6 +49,9 @@ class ParagraphAlignmentRevision(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
+    def __str__(self) -> str:
+        return f"revision of pair {self.pair_id} by {self.user_id or self.source}"
+
 
 class PairLock(models.Model):
     """A document pair being corrected is locked to one annotator until it expires."""
@@ -53,6 +59,9 @@ class PairLock(models.Model):
     pair = models.OneToOneField(DocumentPair, on_delete=models.CASCADE, related_name="lock")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"pair {self.pair_id} locked by {self.user_id} until {self.expires_at:%H:%M}"
 
 
 class CandidatePair(models.Model):
@@ -73,6 +82,9 @@ class CandidatePair(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["simple", "complex"], name="candidate_unique_sentence_pair")]
         indexes = [models.Index(fields=["pair"])]
+
+    def __str__(self) -> str:
+        return f"candidate {self.simple_id}/{self.complex_id}"
 
 
 class LabelingJob(models.Model):
@@ -95,6 +107,7 @@ class LabelingJob(models.Model):
     accuracy_threshold = models.FloatField(default=0.85)
     min_test_questions = models.PositiveSmallIntegerField(default=4, help_text="test answers before the threshold applies")
     reservation_minutes = models.PositiveSmallIntegerField(default=15)
+    top_k = models.PositiveSmallIntegerField(default=3, help_text="Wikipedia strategy: complex sentences per simple sentence and measure")
     instructions = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -118,6 +131,9 @@ class JobItem(models.Model):
         constraints = [models.UniqueConstraint(fields=["job", "candidate"], name="job_item_unique")]
         indexes = [models.Index(fields=["job", "judgments_count"])]
 
+    def __str__(self) -> str:
+        return f"job {self.job_id} item {self.pk}"
+
 
 class TestQuestion(models.Model):
     """A gold pair with a short explanation; served exactly like an ordinary question."""
@@ -130,6 +146,9 @@ class TestQuestion(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["job", "candidate"], name="test_question_unique")]
 
+    def __str__(self) -> str:
+        return f"test question {self.pk} of job {self.job_id}"
+
 
 class Membership(models.Model):
     """An annotator in a job: test-question accuracy and removal."""
@@ -139,11 +158,17 @@ class Membership(models.Model):
     tests_answered = models.PositiveIntegerField(default=0)
     tests_correct = models.PositiveIntegerField(default=0)
     questions_served = models.PositiveIntegerField(default=0)
+    questions_answered = models.PositiveIntegerField(default=0)
+    test_slot = models.PositiveSmallIntegerField(default=0, help_text="position of the test question in the current page")
+    last_answer_at = models.DateTimeField(null=True, blank=True, help_text="the minimum time runs from here or the serve time")
     removed = models.BooleanField(default=False)
     removed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["job", "annotator"], name="membership_unique")]
+
+    def __str__(self) -> str:
+        return f"annotator {self.annotator_id} in job {self.job_id}"
 
     @property
     def accuracy(self) -> float | None:
@@ -168,7 +193,17 @@ class Assignment(models.Model):
             models.UniqueConstraint(fields=["annotator", "item"], name="assignment_unique_item"),
             models.UniqueConstraint(fields=["annotator", "test_question"], name="assignment_unique_test"),
         ]
-        indexes = [models.Index(fields=["job", "annotator", "answered_at"])]
+        indexes = [
+            models.Index(fields=["job", "annotator", "answered_at"]),
+            models.Index(fields=["job", "expires_at"], condition=models.Q(answered_at__isnull=True), name="assignment_pending"),
+        ]
+
+    def __str__(self) -> str:
+        return f"assignment {self.pk} of job {self.job_id}"
+
+    @property
+    def is_test(self) -> bool:
+        return self.test_question_id is not None
 
 
 class Judgment(models.Model):
@@ -186,6 +221,9 @@ class Judgment(models.Model):
         constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="judgment_unique")]
         indexes = [models.Index(fields=["job", "is_valid"])]
 
+    def __str__(self) -> str:
+        return f"judgment {self.pk}: {self.label}"
+
 
 class TestAnswer(models.Model):
     job = models.ForeignKey(LabelingJob, on_delete=models.CASCADE, related_name="test_answers")
@@ -197,6 +235,9 @@ class TestAnswer(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["test_question", "annotator"], name="test_answer_unique")]
+
+    def __str__(self) -> str:
+        return f"test answer {self.pk}: {self.label}"
 
 
 class AggregatedLabel(models.Model):
@@ -211,6 +252,9 @@ class AggregatedLabel(models.Model):
     votes = models.JSONField(default=dict, help_text="{label: count}")
     computed_at = models.DateTimeField(auto_now=True)
 
+    def __str__(self) -> str:
+        return f"{self.item_id}: {self.label} ({self.method})"
+
 
 class VerifiedLabel(models.Model):
     """The in-house verifier's label for a candidate pair: what training and export use."""
@@ -221,6 +265,9 @@ class VerifiedLabel(models.Model):
     verifier = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True)
     job = models.ForeignKey(LabelingJob, on_delete=models.SET_NULL, null=True, blank=True)
     verified_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.candidate_id}: {self.label}"
 
     @property
     def changed(self) -> bool:

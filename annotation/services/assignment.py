@@ -1,0 +1,122 @@
+"""Serving questions: one test question at a random position in each page of N questions,
+capacity control with row locks, reservations that expire, never the same pair twice.
+
+Capacity invariant per job item: ``judgments_count + reserved_count <= judgments_per_pair``.
+Serving locks a free item with ``SELECT ... FOR UPDATE SKIP LOCKED`` (concurrent annotators
+take different rows instead of waiting) and reserves it; answering turns the reservation into
+a judgment (see ``labeling``); expired reservations are released by ``release_expired``.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from datetime import datetime, timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef
+from django.utils import timezone
+
+from annotation.models import Assignment, JobItem, LabelingJob, Membership, TestQuestion
+from annotation.services.quality import release_assignments
+
+MAX_PENDING = 2  # the question on screen and the preloaded next one
+
+
+class JobClosed(Exception):
+    """The job is paused or closed."""
+
+
+class AnnotatorRemoved(Exception):
+    """The annotator was removed from the job for low test-question accuracy."""
+
+
+def membership_for(job: LabelingJob, user: AbstractBaseUser) -> Membership:
+    membership, _ = Membership.objects.get_or_create(job=job, annotator=user)
+    return membership
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(18)
+
+
+def release_expired(job: LabelingJob, now: datetime | None = None, limit: int = 500) -> int:
+    """Delete unanswered assignments past their expiry and give their capacity back."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        pending = list(
+            Assignment.objects.select_for_update(skip_locked=True)
+            .filter(job=job, answered_at__isnull=True, expires_at__lte=now)
+            .order_by("pk")
+            .values_list("pk", "item_id")[:limit]
+        )
+        release_assignments(job.pk, pending)
+    return len(pending)
+
+
+def _serve_item(job: LabelingJob, user: AbstractBaseUser, now: datetime, expires: datetime) -> Assignment | None:
+    seen = Assignment.objects.filter(annotator=user, item=OuterRef("pk"))
+    item = (
+        JobItem.objects.select_for_update(skip_locked=True)
+        .filter(job=job)
+        .alias(load=F("judgments_count") + F("reserved_count"))
+        .filter(load__lt=job.judgments_per_pair)
+        .filter(~Exists(seen))
+        .order_by("pk")
+        .only("pk")
+        .first()
+    )
+    if item is None:
+        return None
+    JobItem.objects.filter(pk=item.pk).update(reserved_count=F("reserved_count") + 1)
+    return Assignment.objects.create(
+        job=job, annotator=user, item=item, token=new_token(), served_at=now, expires_at=expires
+    )
+
+
+def _serve_test(job: LabelingJob, user: AbstractBaseUser, now: datetime, expires: datetime) -> Assignment | None:
+    seen = Assignment.objects.filter(annotator=user, test_question=OuterRef("pk"))
+    test = TestQuestion.objects.filter(job=job).filter(~Exists(seen)).order_by("?").only("pk").first()
+    if test is None:
+        return None
+    return Assignment.objects.create(
+        job=job, annotator=user, test_question=test, token=new_token(), served_at=now, expires_at=expires
+    )
+
+
+def next_question(job: LabelingJob, user: AbstractBaseUser, exclude: tuple[str, ...] = ()) -> Assignment | None:
+    """The user's oldest pending question not in ``exclude``, or a newly served one; None when
+    nothing is left for this user. Raises JobClosed or AnnotatorRemoved."""
+    if job.status != LabelingJob.Status.OPEN:
+        raise JobClosed(job.get_status_display())
+    now = timezone.now()
+    membership = membership_for(job, user)
+    if membership.removed:
+        raise AnnotatorRemoved()
+    release_expired(job, now)
+    mine = Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now)
+    pending = mine.exclude(token__in=exclude).order_by("served_at", "pk").first()
+    if pending is not None:
+        return pending
+    if mine.count() >= MAX_PENDING:
+        return None
+    expires = now + timedelta(minutes=job.reservation_minutes)
+    with transaction.atomic():
+        m = Membership.objects.select_for_update().get(pk=membership.pk)
+        if m.removed:
+            raise AnnotatorRemoved()
+        every = max(job.test_question_every, 1)
+        position = m.questions_served % every
+        if position == 0:
+            m.test_slot = random.randrange(every)
+        assignment = None
+        if job.test_question_every > 0 and position == m.test_slot:
+            assignment = _serve_test(job, user, now, expires)
+        if assignment is None:
+            assignment = _serve_item(job, user, now, expires)
+        if assignment is None:
+            return None
+        m.questions_served += 1
+        m.save(update_fields=["questions_served", "test_slot"])
+        return assignment

@@ -1,0 +1,254 @@
+"""Labeling-job creation: candidate pairs by strategy, gold test questions with explanations."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Exists, OuterRef, QuerySet
+
+from annotation.models import CandidatePair, JobItem, LabelingJob, ParagraphLink, TestQuestion, VerifiedLabel
+from annotation.services import correction, prealign
+from curation.models import AlignmentLabel, Corpus, DocumentPair, ReferenceAlignment, Sentence
+
+DEFAULT_EXPLANATIONS = {
+    AlignmentLabel.ALIGNED.value: (
+        "Aligned: the simple sentence says the same thing as the complex sentence, in simpler or shorter words. "
+        "Nothing important is added or lost."
+    ),
+    AlignmentLabel.PARTIAL.value: (
+        "Partially aligned: the two sentences share some content, but one of them has important information "
+        "the other lacks (for example one half of a split or merged sentence)."
+    ),
+    AlignmentLabel.NOT_ALIGNED.value: (
+        "Not aligned: the sentences are about different things, even if they share some words or names."
+    ),
+}
+
+
+class JobError(ValueError):
+    """A job cannot be created as asked (bad gold file, no candidates...)."""
+
+
+@dataclass(frozen=True)
+class GoldRow:
+    simple_id: str
+    complex_id: str
+    label: str
+    explanation: str = ""
+
+
+@dataclass
+class JobSettings:
+    judgments_per_pair: int = 5
+    test_question_every: int = 5
+    min_seconds: int = 10
+    accuracy_threshold: float = 0.85
+    min_test_questions: int = 4
+    reservation_minutes: int = 15
+    top_k: int = 3
+    instructions: str = ""
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def parse_gold_tsv(text: str, where: str = "gold.tsv") -> list[GoldRow]:
+    """``label, simple_id, complex_id, explanation`` (4 columns) or the alignment TSV
+    (``label, simple_id, complex_id, simple, complex, score``) with an optional 7th column explanation."""
+    rows: list[GoldRow] = []
+    labels = set(AlignmentLabel.values)
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cols = line.rstrip("\r\n").split("\t")
+        if n == 1 and cols[0].strip().lower() == "label":
+            continue
+        if len(cols) < 3:
+            raise JobError(f"{where}:{n}: expected at least 3 tab-separated columns (label, simple_id, complex_id)")
+        label = cols[0].strip()
+        if label not in labels:
+            raise JobError(f"{where}:{n}: unknown label {label!r} (use {', '.join(sorted(labels))})")
+        explanation = cols[3] if len(cols) == 4 else (cols[6] if len(cols) >= 7 else "")
+        rows.append(GoldRow(cols[1].strip(), cols[2].strip(), label, explanation.strip()))
+    return rows
+
+
+def _sentence_lookup(corpus: Corpus, ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """sentence id -> (document pair pk, sentence pk) for the ids that exist in the corpus."""
+    wanted: dict[str, tuple[str, int, int, int]] = {}
+    for sid in ids:
+        parts = sid.rsplit("-", 3)
+        if len(parts) == 4 and parts[1] in ("0", "1") and parts[2].isdigit() and parts[3].isdigit():
+            wanted[sid] = (parts[0], int(parts[1]), int(parts[2]), int(parts[3]))
+    pairs = {
+        p.pair_id: p for p in DocumentPair.objects.filter(corpus=corpus, pair_id__in={w[0] for w in wanted.values()})
+    }
+    out: dict[str, tuple[int, int]] = {}
+    by_doc: dict[int, dict[tuple[int, int], int]] = {}
+    for sid, (pid, side, p, s) in wanted.items():
+        pair = pairs.get(pid)
+        if pair is None:
+            continue
+        doc_id = pair.complex_id if side == 1 else pair.simple_id
+        if doc_id not in by_doc:
+            by_doc[doc_id] = {
+                (pp, ss): pk
+                for pk, pp, ss in Sentence.objects.filter(document_id=doc_id).values_list("pk", "paragraph_position", "position")
+            }
+        pk = by_doc[doc_id].get((p, s))
+        if pk is not None:
+            out[sid] = (pair.pk, pk)
+    return out
+
+
+def gold_from_rows(corpus: Corpus, rows: Sequence[GoldRow]) -> list[tuple[int, str, str]]:
+    """(candidate pk, gold label, explanation) for uploaded gold rows; unknown ids raise JobError."""
+    lookup = _sentence_lookup(corpus, [r.simple_id for r in rows] + [r.complex_id for r in rows])
+    missing = sorted({sid for r in rows for sid in (r.simple_id, r.complex_id) if sid not in lookup})
+    if missing:
+        raise JobError(f"{len(missing)} sentence id(s) not in corpus {corpus.name}: {', '.join(missing[:5])}")
+    out = []
+    for r in rows:
+        pair_pk, simple_pk = lookup[r.simple_id]
+        _, complex_pk = lookup[r.complex_id]
+        cand, _ = CandidatePair.objects.get_or_create(
+            simple_id=simple_pk, complex_id=complex_pk, defaults={"pair_id": pair_pk, "source": CandidatePair.Source.MANUAL}
+        )
+        out.append((cand.pk, r.label, r.explanation or DEFAULT_EXPLANATIONS[r.label]))
+    return out
+
+
+def gold_from_reference(corpus: Corpus, pairs: QuerySet[DocumentPair], limit_not_aligned: int = 200) -> list[tuple[int, str, str]]:
+    """Gold rows imported as ReferenceAlignment (role gold), plus hard notAligned pairs of the same
+    document pairs (top lexical matches that the gold does not list: absent rows are not aligned)."""
+    refs = ReferenceAlignment.objects.filter(pair__in=pairs, role=ReferenceAlignment.Role.GOLD)
+    out = []
+    gold_keys: set[tuple[int, int]] = set()
+    for pair_pk, s, c, label in refs.values_list("pair_id", "simple_id", "complex_id", "label"):
+        cand, _ = CandidatePair.objects.get_or_create(
+            simple_id=s, complex_id=c, defaults={"pair_id": pair_pk, "source": CandidatePair.Source.MANUAL}
+        )
+        gold_keys.add((s, c))
+        out.append((cand.pk, label, DEFAULT_EXPLANATIONS[label]))
+    has_not_aligned = any(label == AlignmentLabel.NOT_ALIGNED for _, label, _ in out)
+    if out and not has_not_aligned:
+        added = 0
+        for pair in DocumentPair.objects.filter(pk__in=refs.values("pair_id").distinct()).select_related("corpus"):
+            sentence_pk = correction._sentence_pks(pair)
+            for sid, cid in prealign.top_k_candidates(correction.doc_pair(pair), k=1, measures=("jaccard",)):
+                key = (sentence_pk[sid], sentence_pk[cid])
+                if key in gold_keys or added >= limit_not_aligned:
+                    continue
+                cand, _ = CandidatePair.objects.get_or_create(
+                    simple_id=key[0], complex_id=key[1], defaults={"pair": pair, "source": CandidatePair.Source.MANUAL}
+                )
+                out.append((cand.pk, AlignmentLabel.NOT_ALIGNED.value, DEFAULT_EXPLANATIONS[AlignmentLabel.NOT_ALIGNED]))
+                added += 1
+    return out
+
+
+def gold_from_verified(pairs: QuerySet[DocumentPair]) -> list[tuple[int, str, str]]:
+    rows = VerifiedLabel.objects.filter(candidate__pair__in=pairs).values_list("candidate_id", "label")
+    return [(cand, label, DEFAULT_EXPLANATIONS[label]) for cand, label in rows]
+
+
+def balanced_sample(rows: Sequence[tuple[int, str, str]], limit: int, seed: int = 0) -> list[tuple[int, str, str]]:
+    """Up to ``limit`` rows, drawn round-robin over labels so every label is represented."""
+    by_label: dict[str, list[tuple[int, str, str]]] = {}
+    seen: set[int] = set()
+    for row in rows:
+        if row[0] not in seen:
+            seen.add(row[0])
+            by_label.setdefault(row[1], []).append(row)
+    rng = random.Random(seed)
+    for group in by_label.values():
+        rng.shuffle(group)
+    out: list[tuple[int, str, str]] = []
+    while len(out) < limit and any(by_label.values()):
+        for label in sorted(by_label):
+            if by_label[label] and len(out) < limit:
+                out.append(by_label[label].pop())
+    return out
+
+
+def paragraph_candidates(pairs: QuerySet[DocumentPair]) -> QuerySet[CandidatePair]:
+    """Candidates inside the pairs' current paragraph links (auto-aligning pairs not yet opened)."""
+    for pair in pairs.select_related("corpus"):
+        correction.ensure_auto_alignment(pair)
+    inside = ParagraphLink.objects.filter(
+        pair=OuterRef("pair"),
+        complex_paragraph=OuterRef("complex__paragraph"),
+        simple_paragraph=OuterRef("simple__paragraph"),
+    )
+    return CandidatePair.objects.filter(pair__in=pairs).filter(Exists(inside))
+
+
+def topk_candidates(pairs: QuerySet[DocumentPair], k: int) -> list[int]:
+    pks: list[int] = []
+    for pair in pairs.select_related("corpus"):
+        sentence_pk = correction._sentence_pks(pair)
+        keys = [(sentence_pk[s], sentence_pk[c]) for s, c in prealign.top_k_candidates(correction.doc_pair(pair), k=k)]
+        CandidatePair.objects.bulk_create(
+            [CandidatePair(pair=pair, simple_id=s, complex_id=c, source=CandidatePair.Source.TOPK) for s, c in keys],
+            ignore_conflicts=True,
+        )
+        lookup = {
+            (s, c): pk for pk, s, c in CandidatePair.objects.filter(pair=pair).values_list("pk", "simple_id", "complex_id")
+        }
+        pks.extend(lookup[key] for key in keys if key in lookup)
+    return pks
+
+
+def create_job(
+    *,
+    name: str,
+    corpus: Corpus,
+    created_by: AbstractBaseUser | None,
+    strategy: str = LabelingJob.Strategy.PARAGRAPH,
+    pair_ids: Sequence[str] = (),
+    settings: JobSettings | None = None,
+    gold: Sequence[tuple[int, str, str]] = (),
+    max_tests: int = 50,
+    seed: int = 0,
+) -> LabelingJob:
+    """Create a job over the corpus's pairs (or ``pair_ids``) with test questions from ``gold``
+    ((candidate pk, label, explanation) rows, see ``gold_from_*``). Test pairs are not job items."""
+    settings = settings or JobSettings()
+    pairs = corpus.pairs.all()
+    if pair_ids:
+        pairs = pairs.filter(pair_id__in=list(pair_ids))
+        found = set(pairs.values_list("pair_id", flat=True))
+        unknown = sorted(set(pair_ids) - found)
+        if unknown:
+            raise JobError(f"unknown pair id(s) in {corpus.name}: {', '.join(unknown[:5])}")
+    if strategy == LabelingJob.Strategy.TOPK:
+        candidate_pks = topk_candidates(pairs, settings.top_k)
+    else:
+        candidate_pks = list(paragraph_candidates(pairs).order_by("pair__pair_id", "simple_id", "complex_id").values_list("pk", flat=True))
+    tests = balanced_sample(gold, max_tests, seed)
+    test_pks = {pk for pk, _, _ in tests}
+    item_pks = list(dict.fromkeys(pk for pk in candidate_pks if pk not in test_pks))
+    if not item_pks:
+        raise JobError("no candidate pairs: align the pairs' paragraphs first or choose other pairs")
+    with transaction.atomic():
+        job = LabelingJob.objects.create(
+            name=name,
+            corpus=corpus,
+            strategy=strategy,
+            created_by=created_by,
+            judgments_per_pair=settings.judgments_per_pair,
+            test_question_every=settings.test_question_every,
+            min_seconds=settings.min_seconds,
+            accuracy_threshold=settings.accuracy_threshold,
+            min_test_questions=settings.min_test_questions,
+            reservation_minutes=settings.reservation_minutes,
+            top_k=settings.top_k,
+            instructions=settings.instructions,
+        )
+        JobItem.objects.bulk_create([JobItem(job=job, candidate_id=pk) for pk in item_pks], batch_size=2000)
+        TestQuestion.objects.bulk_create(
+            [TestQuestion(job=job, candidate_id=pk, gold_label=label, explanation=expl) for pk, label, expl in tests]
+        )
+    return job

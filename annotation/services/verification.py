@@ -1,0 +1,146 @@
+"""In-house verification of aggregated labels.
+
+The queue holds a job's items that have an ``AggregatedLabel`` and no ``VerifiedLabel`` yet,
+ordered so that people look first where the crowd was least sure:
+
+1. disagreements (the raters did not all give the same label) before unanimous items;
+2. then by ascending confidence (majority share, or Dawid-Skene posterior);
+3. then by item id, so the order is stable.
+
+Verifying writes a ``VerifiedLabel`` (who, when, the label, and the aggregated label it
+confirmed or changed). Raw ``Judgment`` rows and the ``AggregatedLabel`` are never modified:
+the three layers stay separate, and training/export read the verified layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
+
+from annotation.agreement import LABELS
+from annotation.models import AggregatedLabel, JobItem, Judgment, LabelingJob, Membership, VerifiedLabel
+from curation.models import AlignmentLabel
+
+_A, _P, _N = LABELS
+# ``votes`` holds only labels that received votes (quality_stats writes it so): two keys = disagreement.
+DISAGREEMENT = (
+    (Q(votes__has_key=_A) & Q(votes__has_key=_P)) | (Q(votes__has_key=_A) & Q(votes__has_key=_N)) | (Q(votes__has_key=_P) & Q(votes__has_key=_N))
+)
+
+
+def _ordered(qs: QuerySet[AggregatedLabel]) -> QuerySet[AggregatedLabel]:
+    return qs.annotate(
+        disagreement=Case(When(DISAGREEMENT, then=Value(1)), default=Value(0), output_field=IntegerField())
+    ).order_by("-disagreement", "confidence", "item_id")
+
+
+def queue(job: LabelingJob) -> QuerySet[AggregatedLabel]:
+    """Aggregated, not yet verified items of ``job``, disagreements and low confidence first."""
+    return _ordered(AggregatedLabel.objects.filter(item__job=job, item__candidate__verified__isnull=True)).select_related(
+        "item__candidate"
+    )
+
+
+@dataclass
+class QueueCounts:
+    aggregated: int
+    verified: int
+    remaining: int
+    disagreements_remaining: int
+
+    @property
+    def percent_done(self) -> int:
+        return round(100 * self.verified / self.aggregated) if self.aggregated else 0
+
+
+def queue_counts(job: LabelingJob) -> QueueCounts:
+    aggregated = AggregatedLabel.objects.filter(item__job=job)
+    remaining = aggregated.filter(item__candidate__verified__isnull=True)
+    total, left = aggregated.count(), remaining.count()
+    return QueueCounts(
+        aggregated=total,
+        verified=total - left,
+        remaining=left,
+        disagreements_remaining=remaining.filter(DISAGREEMENT).count(),
+    )
+
+
+def next_items(job: LabelingJob, after: JobItem | None = None, limit: int = 12) -> list[AggregatedLabel]:
+    """The head of the queue, leaving out ``after`` (the item on screen)."""
+    qs = queue(job).select_related("item__candidate__simple")
+    if after is not None:
+        qs = qs.exclude(item=after)
+    return list(qs[:limit])
+
+
+def recently_verified(job: LabelingJob, limit: int = 8) -> list[VerifiedLabel]:
+    """Most recent first."""
+    return list(
+        VerifiedLabel.objects.filter(job=job).select_related("candidate", "verifier").order_by("-verified_at", "-id")[:limit]
+    )
+
+
+@dataclass
+class ItemView:
+    item: JobItem
+    complex_text: str
+    simple_text: str
+    aggregated: AggregatedLabel | None
+    verified: VerifiedLabel | None
+    votes: list[tuple[str, int, float]]  # (label, count, share) in LABELS order
+    judgments: list[tuple[str, str, float, bool]]  # (annotator, label, seconds, counts)
+
+    @property
+    def disagreement(self) -> bool:
+        return sum(1 for _, n, _ in self.votes if n) > 1
+
+    @property
+    def preselected(self) -> str:
+        if self.verified is not None:
+            return self.verified.label
+        return self.aggregated.label if self.aggregated is not None else ""
+
+
+def item_view(item: JobItem) -> ItemView:
+    candidate = item.candidate
+    aggregated = AggregatedLabel.objects.filter(item=item).first()
+    verified = VerifiedLabel.objects.filter(candidate=candidate).select_related("verifier").first()
+    removed = set(Membership.objects.filter(job_id=item.job_id, removed=True).values_list("annotator_id", flat=True))
+    judgments = [
+        (username, label, seconds, is_valid and annotator_id not in removed)
+        for annotator_id, username, label, seconds, is_valid in Judgment.objects.filter(item=item)
+        .order_by("created_at", "id")
+        .values_list("annotator_id", "annotator__username", "label", "seconds", "is_valid")
+    ]
+    counted = [label for _, label, _, ok in judgments if ok]
+    total = len(counted) or 1
+    votes = [(label, counted.count(label), counted.count(label) / total) for label in LABELS]
+    return ItemView(
+        item=item,
+        complex_text=candidate.complex.text,
+        simple_text=candidate.simple.text,
+        aggregated=aggregated,
+        verified=verified,
+        votes=votes,
+        judgments=judgments,
+    )
+
+
+@transaction.atomic
+def verify(item: JobItem, label: str, verifier: AbstractBaseUser) -> VerifiedLabel:
+    """Confirm or change the label of ``item``: creates or updates its candidate's VerifiedLabel.
+
+    Raises ValueError for a label outside ``AlignmentLabel``. The aggregated label at the time
+    of verification is recorded, so a change stays visible after re-aggregation.
+    """
+    if label not in AlignmentLabel.values:
+        raise ValueError(f"unknown label {label!r}; expected one of {AlignmentLabel.values}")
+    aggregated = AggregatedLabel.objects.filter(item=item).values_list("label", flat=True).first() or ""
+    verified, _ = VerifiedLabel.objects.update_or_create(
+        candidate_id=item.candidate_id,
+        defaults={"label": label, "aggregated_label": aggregated, "verifier": verifier, "job_id": item.job_id},
+    )
+    return verified

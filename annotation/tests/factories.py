@@ -1,0 +1,77 @@
+"""Small corpora and jobs for annotation tests (no shared data needed)."""
+
+from __future__ import annotations
+
+from annotation.models import LabelingJob
+from annotation.services import jobs
+from curation.models import AlignmentLabel, Article, Corpus, Document, DocumentPair, Paragraph, Sentence
+
+COMPLEX = [
+    ["The city council approved a new budget on Tuesday after a long debate.", "It includes more money for schools."],
+    ["Scientists discovered a new species of frog in the rainforest of Peru.", "The frog is bright blue and very small."],
+    ["Heavy rain caused flooding in several villages near the river.", "Hundreds of families left their homes."],
+    ["The museum will open a new exhibition about ancient Egypt next month."],
+]
+SIMPLE = [
+    ["The city council approved a new budget.", "Schools will get more money."],
+    ["Scientists found a new kind of frog in Peru.", "It is tiny and blue."],
+    ["Rain flooded villages near the river."],
+    ["A museum will show things from ancient Egypt."],
+]
+
+
+def make_document(article: Article, level: int, paragraphs: list[list[str]]) -> Document:
+    doc = Document.objects.create(article=article, level=level, level_label=str(level))
+    n = 0
+    for p, sentences in enumerate(paragraphs):
+        para = Paragraph.objects.create(document=doc, position=p)
+        for s, text in enumerate(sentences):
+            Sentence.objects.create(
+                document=doc, paragraph=para, paragraph_position=p, position=s, doc_position=n, text=text,
+                token_count=len(text.split()),
+            )
+            n += 1
+    return doc
+
+
+def make_corpus(name: str = "toy", n_articles: int = 2, kind: str = Corpus.Kind.NEWS) -> Corpus:
+    corpus = Corpus.objects.create(name=name, language="en", kind=kind)
+    for a in range(n_articles):
+        article = Article.objects.create(corpus=corpus, slug=f"art{a}", title=f"Article {a}", content_hash=str(a))
+        cx = make_document(article, 0, COMPLEX)
+        sx = make_document(article, 1, SIMPLE)
+        DocumentPair.objects.create(article=article, complex=cx, simple=sx, pair_id=f"art{a}.0-1", corpus=corpus)
+    return corpus
+
+
+def gold_rows(corpus: Corpus) -> list[jobs.GoldRow]:
+    """Three gold rows per article pair: aligned, partialAligned, notAligned."""
+    rows = []
+    for pair in corpus.pairs.all():
+        pid = pair.pair_id
+        rows += [
+            jobs.GoldRow(f"{pid}-0-0-0", f"{pid}-1-0-0", AlignmentLabel.ALIGNED, "Same budget news."),
+            jobs.GoldRow(f"{pid}-0-1-1", f"{pid}-1-1-1", AlignmentLabel.PARTIAL, "Only the colour and size match."),
+            jobs.GoldRow(f"{pid}-0-3-0", f"{pid}-1-2-1", AlignmentLabel.NOT_ALIGNED, "Museum versus flood: different events."),
+        ]
+    return rows
+
+
+def make_job(
+    corpus: Corpus | None = None,
+    *,
+    judgments_per_pair: int = 5,
+    min_seconds: int = 0,
+    every: int = 5,
+    threshold: float = 0.85,
+    min_tests: int = 2,
+    n_articles: int = 2,
+    with_gold: bool = True,
+) -> LabelingJob:
+    corpus = corpus or make_corpus(n_articles=n_articles)
+    gold = jobs.gold_from_rows(corpus, gold_rows(corpus)) if with_gold else []
+    settings = jobs.JobSettings(
+        judgments_per_pair=judgments_per_pair, test_question_every=every, min_seconds=min_seconds,
+        accuracy_threshold=threshold, min_test_questions=min_tests,
+    )
+    return jobs.create_job(name="toy job", corpus=corpus, created_by=None, settings=settings, gold=gold)

@@ -1,0 +1,210 @@
+"""Services: correction, job creation, serving questions, answers, quality removal."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import (
+    Assignment,
+    CandidatePair,
+    JobItem,
+    Judgment,
+    LabelingJob,
+    Membership,
+    ParagraphAlignmentRevision,
+    ParagraphLink,
+)
+from annotation.models import (
+    TestAnswer as TestAnswerModel,
+)
+from annotation.services import assignment, correction, jobs, labeling
+from annotation.tests.factories import make_corpus, make_job
+from curation.models import AlignmentLabel
+
+pytestmark = pytest.mark.django_db
+
+
+def answer_all(job, user, label_for_test=None, label="aligned", limit=100):  # type: ignore[no-untyped-def]
+    """Answer every question served to ``user``; tests get ``label_for_test(tq)`` if given."""
+    n = 0
+    while n < limit:
+        try:
+            a = assignment.next_question(job, user)
+        except assignment.AnnotatorRemoved:
+            break
+        if a is None:
+            break
+        chosen = label_for_test(a.test_question) if (a.test_question and label_for_test) else label
+        labeling.submit_answer(user, a.token, chosen)
+        n += 1
+    return n
+
+
+def test_auto_alignment_then_correction_records_revision_and_candidates(verifier, make_user):
+    corpus = make_corpus(n_articles=1)
+    pair = corpus.pairs.get()
+    assert correction.ensure_auto_alignment(pair) is True
+    assert correction.ensure_auto_alignment(pair) is False
+    auto = {(x["c"], x["s"]) for x in correction.current_links(pair)}
+    assert (0, 0) in auto and (1, 1) in auto  # lexically obvious paragraph matches
+    # every sentence pair inside aligned paragraphs is a candidate
+    n_expected = sum(len(correction.doc_pair(pair).complex[c]) * len(correction.doc_pair(pair).simple[s]) for c, s in auto)
+    assert CandidatePair.objects.filter(pair=pair).count() == n_expected
+
+    result = correction.save_links(pair, verifier, [(0, 0), (1, 1), (2, 2), (3, 3), (2, 3)])
+    assert result.revision.user == verifier
+    assert [2, 3] in result.added
+    links = {(x["c"], x["s"]) for x in correction.current_links(pair)}
+    assert links == {(0, 0), (1, 1), (2, 2), (3, 3), (2, 3)}
+    assert ParagraphLink.objects.get(pair=pair, complex_paragraph__position=2, simple_paragraph__position=3).origin == "manual"
+    # complex ¶2 has 2 sentences x simple ¶3 has 1 sentence -> candidates exist for (2, 3)
+    assert CandidatePair.objects.filter(pair=pair, complex__paragraph_position=2, simple__paragraph_position=3).count() == 2
+    assert ParagraphAlignmentRevision.objects.filter(pair=pair).count() == 2
+
+    # removing a link deletes its unused candidates
+    correction.save_links(pair, verifier, [(0, 0)])
+    assert set(CandidatePair.objects.filter(pair=pair).values_list("complex__paragraph_position", flat=True)) == {0}
+
+    other = make_user("otto", "verifier")
+    state = correction.acquire_lock(pair, other)
+    assert not state.mine and state.holder == verifier.username
+    with pytest.raises(correction.CorrectionError, match="being corrected by vera"):
+        correction.save_links(pair, other, [(0, 0)])
+    with pytest.raises(correction.CorrectionError, match="outside"):
+        correction.save_links(pair, verifier, [(9, 0)])
+    correction.release_lock(pair, verifier)
+    assert correction.acquire_lock(pair, other).mine
+
+
+def test_expired_lock_passes_to_the_next_verifier(verifier, make_user):
+    pair = make_corpus(n_articles=1).pairs.get()
+    correction.acquire_lock(pair, verifier)
+    pair.lock.expires_at = timezone.now() - timedelta(seconds=1)
+    pair.lock.save()
+    assert correction.acquire_lock(pair, make_user("otto", "verifier")).mine
+
+
+def test_job_creation_excludes_test_pairs_and_balances_labels():
+    job = make_job()
+    tests = list(job.test_questions.values_list("gold_label", flat=True))
+    assert sorted(set(tests)) == sorted(AlignmentLabel.values)
+    test_cands = set(job.test_questions.values_list("candidate_id", flat=True))
+    item_cands = set(job.items.values_list("candidate_id", flat=True))
+    assert item_cands and not (test_cands & item_cands)
+    assert all(job.test_questions.values_list("explanation", flat=True))
+
+
+def test_topk_strategy_gives_k_per_measure():
+    corpus = make_corpus(n_articles=1)
+    settings = jobs.JobSettings(top_k=1)
+    job = jobs.create_job(name="wiki", corpus=corpus, created_by=None, strategy=LabelingJob.Strategy.TOPK, settings=settings)
+    n_simple = sum(len(p) for p in correction.doc_pair(corpus.pairs.get()).simple)
+    assert n_simple <= job.items.count() <= 3 * n_simple
+
+
+def test_parse_gold_tsv_errors_and_columns():
+    rows = jobs.parse_gold_tsv("label\tsimple\tcomplex\taligned\nnotAligned\ta-0-0-0\ta-1-0-0\tbecause\n")
+    assert rows == [jobs.GoldRow("a-0-0-0", "a-1-0-0", "notAligned", "because")]
+    with pytest.raises(jobs.JobError, match="gold.tsv:1: unknown label"):
+        jobs.parse_gold_tsv("maybe\ta\tb\n")
+
+
+def test_one_test_question_per_page_and_never_twice(annotator):
+    job = make_job(every=5)
+    seen_items, page_tests = set(), []
+    for _page in range(3):
+        tests = 0
+        for _ in range(5):
+            a = assignment.next_question(job, annotator)
+            assert a is not None
+            assert a.item_id not in seen_items or a.item_id is None
+            seen_items.add(a.item_id)
+            tests += a.test_question_id is not None
+            labeling.submit_answer(annotator, a.token, a.test_question.gold_label if a.test_question else "aligned")
+        page_tests.append(tests)
+    assert page_tests == [1, 1, 1]
+
+
+def test_capacity_and_valid_counts(make_user):
+    job = make_job(judgments_per_pair=2, every=0, with_gold=False)
+    users = [make_user(f"u{i}", "annotator") for i in range(4)]
+    for u in users:
+        answer_all(job, u)
+    for item in JobItem.objects.filter(job=job):
+        assert item.judgments_count == 2 == Judgment.objects.filter(item=item, is_valid=True).count()
+        assert item.reserved_count == 0
+    # the third and fourth annotators found nothing left
+    assert Judgment.objects.filter(annotator=users[3]).count() == 0
+
+
+def test_min_time_is_enforced_from_serve_time(annotator):
+    job = make_job(min_seconds=10, every=0)
+    a = assignment.next_question(job, annotator)
+    with pytest.raises(labeling.TooFast) as err:
+        labeling.submit_answer(annotator, a.token, "aligned")
+    assert 9 <= err.value.wait_seconds <= 10
+    assert not Judgment.objects.exists()
+    later = timezone.now() + timedelta(seconds=11)
+    result = labeling.submit_answer(annotator, a.token, "aligned", now=later)
+    assert not result.duplicate and Judgment.objects.count() == 1
+    # the preloaded next question counts from the previous answer, not from when it was fetched
+    b = assignment.next_question(job, annotator)
+    Assignment.objects.filter(pk=b.pk).update(served_at=timezone.now() - timedelta(minutes=1))
+    with pytest.raises(labeling.TooFast):
+        labeling.submit_answer(annotator, b.token, "aligned", now=later + timedelta(seconds=2))
+
+
+def test_resubmission_is_idempotent_and_tokens_are_private(annotator, make_user):
+    job = make_job(every=0)
+    a = assignment.next_question(job, annotator)
+    first = labeling.submit_answer(annotator, a.token, "aligned")
+    again = labeling.submit_answer(annotator, a.token, "notAligned")
+    assert again.duplicate and again.label == "aligned" == first.label
+    assert Judgment.objects.count() == 1 and JobItem.objects.get(pk=a.item_id).judgments_count == 1
+    with pytest.raises(labeling.QuestionGone):
+        labeling.submit_answer(make_user("eve", "annotator"), a.token, "aligned")
+    with pytest.raises(labeling.InvalidLabel):
+        labeling.submit_answer(annotator, a.token, "yes")
+
+
+def test_expired_reservations_return_to_the_queue(annotator):
+    job = make_job(every=0, judgments_per_pair=1)
+    a = assignment.next_question(job, annotator)
+    assert JobItem.objects.get(pk=a.item_id).reserved_count == 1
+    Assignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert assignment.release_expired(job) == 1
+    assert JobItem.objects.get(pk=a.item_id).reserved_count == 0
+    with pytest.raises(labeling.QuestionGone):
+        labeling.submit_answer(annotator, a.token, "aligned")
+
+
+def test_missed_test_shows_explanation_and_removal_invalidates(annotator, make_user):
+    job = make_job(every=2, min_tests=2, threshold=0.85)
+    wrong = {"aligned": "notAligned", "partialAligned": "aligned", "notAligned": "aligned"}
+    good = make_user("gina", "annotator")
+    answer_all(job, good, label_for_test=lambda tq: tq.gold_label, limit=6)
+    explanations = []
+    for _ in range(50):
+        try:
+            a = assignment.next_question(job, annotator)
+        except assignment.AnnotatorRemoved:
+            break
+        label = wrong[a.test_question.gold_label] if a.test_question else "aligned"
+        r = labeling.submit_answer(annotator, a.token, label)
+        if r.missed:
+            explanations.append(r.explanation)
+            assert r.expected_label == a.test_question.gold_label
+    m = Membership.objects.get(job=job, annotator=annotator)
+    assert m.removed and m.tests_answered == 2 and len(explanations) == 2 and all(explanations)
+    assert Judgment.objects.filter(annotator=annotator).exists()
+    assert not Judgment.objects.filter(annotator=annotator, is_valid=True).exists()
+    assert not Assignment.objects.filter(annotator=annotator, answered_at__isnull=True).exists()
+    for item in JobItem.objects.filter(job=job):
+        assert item.judgments_count == Judgment.objects.filter(item=item, is_valid=True).count()
+        assert item.reserved_count == Assignment.objects.filter(item=item, answered_at__isnull=True).count()
+    with pytest.raises(assignment.AnnotatorRemoved):
+        assignment.next_question(job, annotator)
+    assert TestAnswerModel.objects.filter(annotator=annotator, correct=False).count() == 2
