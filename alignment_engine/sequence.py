@@ -36,11 +36,12 @@ NEG = -1e18
 class SequenceConfig:
     weights: dict[str, float] = field(default_factory=lambda: {"c3g": 0.5, "tfidf": 0.3, "jaccard": 0.2})
     containment_weight: float = 0.0  # adds w * max(containment) to the emission
-    null_threshold: float = 0.2
-    skip_cost: float = 0.05
-    back_cost: float = 0.2
+    null_threshold: float = 0.09
+    null_relative: float = 0.2  # threshold = max(null_threshold, null_relative * median of row maxima)
+    skip_cost: float = 0.2
+    back_cost: float = 1.0
     repeat_cost: float = 0.02
-    combine: str = "union"  # "simple" (one direction), "union", "intersection"
+    combine: str = "simple"  # "simple" (one direction), "union", "intersection"
     extra_threshold: float = 0.5
     neighbour_containment: float = 0.8
     neighbour_min_score: float = 0.15
@@ -77,6 +78,13 @@ def transition_matrix(n: int, config: SequenceConfig) -> np.ndarray:
     return -cost
 
 
+def null_threshold(scores: np.ndarray, config: SequenceConfig) -> float:
+    """The document's null threshold: the fixed floor, raised for documents whose sentences match closely."""
+    if config.null_relative <= 0 or scores.size == 0:
+        return config.null_threshold
+    return max(config.null_threshold, config.null_relative * float(np.median(scores.max(axis=1))))
+
+
 def viterbi(scores: np.ndarray, config: SequenceConfig) -> np.ndarray:
     """Best label per row of ``scores`` (m x n): a column index, or -1 for null.
 
@@ -89,7 +97,7 @@ def viterbi(scores: np.ndarray, config: SequenceConfig) -> np.ndarray:
     if n == 0:
         return np.full(m, -1, dtype=np.int64)
     trans = transition_matrix(n, config)  # (n+1, n)
-    emit = scores - config.null_threshold
+    emit = scores - null_threshold(scores, config)
     last = np.full(n + 1, NEG)
     last[0] = 0.0
     choice = np.empty((m, n + 1), dtype=np.int64)
