@@ -1,0 +1,116 @@
+"""Small inline SVG charts drawn on the server (no JavaScript chart library).
+
+Each function returns SVG markup with every text escaped; the statistics page embeds it.
+Colours follow ``static/css/app.css``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+import numpy as np
+from django.utils.safestring import SafeString, mark_safe
+
+ACCENT = (47, 111, 143)  # --accent
+PAPER = (244, 246, 245)
+INK, MUTED, LINE = "#1f2328", "#6a7078", "#e2e2dc"
+BAR_MAIN, BAR_SECOND, BAR_REMOVED, THRESHOLD = "#2f6f8f", "#9cc3d5", "#c9ccd1", "#b3412e"
+FONT = 'font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif"'
+
+
+def _mix(share: float) -> str:
+    share = min(max(share, 0.0), 1.0)
+    r, g, b = (round(p + (a - p) * share) for p, a in zip(PAPER, ACCENT, strict=True))
+    return f"rgb({r},{g},{b})"
+
+
+def _svg(width: int, height: int, body: list[str], title: str) -> SafeString:
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'role="img" aria-label="{escape(title)}" class="chart" {FONT}><title>{escape(title)}</title>'
+    )
+    return mark_safe(head + "".join(body) + "</svg>")  # noqa: S308 - every text above is escaped
+
+
+def confusion_svg(matrix: np.ndarray, labels: Sequence[str], row_title: str, col_title: str, title: str) -> SafeString:
+    """Heat map of a (K, K) count matrix; shading and percentages are per row."""
+    k = len(labels)
+    cell_w, cell_h, left, top = 104, 58, 128, 56
+    width, height = left + k * cell_w + 12, top + k * cell_h + 14
+    matrix = np.asarray(matrix, dtype=np.int64)
+    row_sum = matrix.sum(axis=1)
+    body = [
+        f'<text x="{left + k * cell_w / 2}" y="16" text-anchor="middle" font-size="13" fill="{MUTED}">{escape(col_title)} →</text>',
+        f'<text x="14" y="{top + k * cell_h / 2}" text-anchor="middle" font-size="13" fill="{MUTED}" '
+        f'transform="rotate(-90 14 {top + k * cell_h / 2})">{escape(row_title)} →</text>',
+    ]
+    for c, label in enumerate(labels):
+        body.append(
+            f'<text x="{left + c * cell_w + cell_w / 2}" y="{top - 10}" text-anchor="middle" font-size="13" fill="{INK}">{escape(label)}</text>'
+        )
+        body.append(
+            f'<text x="{left - 10}" y="{top + c * cell_h + cell_h / 2 + 5}" text-anchor="end" font-size="13" fill="{INK}">{escape(label)}</text>'
+        )
+    for r in range(k):
+        for c in range(k):
+            share = matrix[r, c] / row_sum[r] if row_sum[r] else 0.0
+            x, y = left + c * cell_w, top + r * cell_h
+            ink = "#ffffff" if share > 0.55 else INK
+            stroke = f' stroke="{INK}" stroke-width="1.5"' if r == c else f' stroke="{LINE}"'
+            body.append(f'<rect x="{x}" y="{y}" width="{cell_w - 4}" height="{cell_h - 4}" rx="5" fill="{_mix(share)}"{stroke}/>')
+            body.append(
+                f'<text x="{x + (cell_w - 4) / 2}" y="{y + 24}" text-anchor="middle" font-size="15" font-weight="600" fill="{ink}">{matrix[r, c]:,}</text>'
+            )
+            body.append(
+                f'<text x="{x + (cell_w - 4) / 2}" y="{y + 42}" text-anchor="middle" font-size="11" fill="{ink}">{share:.0%} of row</text>'
+            )
+    return _svg(width, height, body, title)
+
+
+@dataclass
+class Bar:
+    name: str
+    main: float | None  # drawn dark
+    second: float | None  # drawn light, below
+    muted: bool = False
+    note: str = ""
+
+
+def bars_svg(bars: Sequence[Bar], main_name: str, second_name: str, title: str, threshold: float | None = None) -> SafeString:
+    """Horizontal paired bars on a 0..1 scale, one row per entry, an optional threshold line."""
+    left, right, top, row_h = 150, 70, 34, 34
+    plot_w = 340
+    width, height = left + plot_w + right, top + max(len(bars), 1) * row_h + 28
+    body = [
+        f'<rect x="{left}" y="8" width="12" height="10" rx="2" fill="{BAR_MAIN}"/>'
+        f'<text x="{left + 17}" y="17" font-size="12" fill="{INK}">{escape(main_name)}</text>',
+        f'<rect x="{left + 190}" y="8" width="12" height="10" rx="2" fill="{BAR_SECOND}"/>'
+        f'<text x="{left + 207}" y="17" font-size="12" fill="{INK}">{escape(second_name)}</text>',
+    ]
+    axis_y = top + len(bars) * row_h
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        x = left + tick * plot_w
+        body.append(f'<line x1="{x}" y1="{top - 4}" x2="{x}" y2="{axis_y}" stroke="{LINE}"/>')
+        body.append(f'<text x="{x}" y="{axis_y + 16}" text-anchor="middle" font-size="11" fill="{MUTED}">{tick:.2f}</text>')
+    for i, bar in enumerate(bars):
+        y = top + i * row_h
+        name_ink = MUTED if bar.muted else INK
+        body.append(f'<text x="{left - 10}" y="{y + 19}" text-anchor="end" font-size="13" fill="{name_ink}">{escape(bar.name[:20])}</text>')
+        for value, dy, colour, h in ((bar.main, 5, BAR_MAIN, 12), (bar.second, 18, BAR_SECOND, 9)):
+            if value is None:
+                continue
+            fill = BAR_REMOVED if bar.muted else colour
+            w = max(min(value, 1.0), 0.0) * plot_w
+            body.append(f'<rect x="{left}" y="{y + dy}" width="{w:.1f}" height="{h}" rx="2" fill="{fill}"/>')
+        label = f"{bar.main:.2f}" if bar.main is not None else "–"
+        body.append(f'<text x="{left + plot_w + 8}" y="{y + 16}" font-size="12" fill="{name_ink}">{label}</text>')
+        if bar.note:
+            body.append(f'<text x="{left + plot_w + 8}" y="{y + 29}" font-size="10" fill="{THRESHOLD}">{escape(bar.note)}</text>')
+    if threshold is not None:
+        x = left + threshold * plot_w
+        body.append(f'<line x1="{x}" y1="{top - 6}" x2="{x}" y2="{axis_y}" stroke="{THRESHOLD}" stroke-dasharray="4 3" stroke-width="1.5"/>')
+        body.append(f'<text x="{x}" y="{axis_y + 28}" text-anchor="middle" font-size="11" fill="{THRESHOLD}">threshold {threshold:.0%}</text>')
+        height += 6
+    return _svg(width, height, body, title)

@@ -1,0 +1,88 @@
+"""In-house verification: the queue of aggregated pairs, keyboard-first (static/js/verify.js)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from accounts.permissions import role_required
+from accounts.roles import Role
+from annotation.models import JobItem, LabelingJob
+from annotation.services import verification
+from curation.models import AlignmentLabel
+
+verifier_required = role_required(Role.VERIFIER)
+
+
+@verifier_required
+def verify_index(request: HttpRequest) -> HttpResponse:
+    jobs = LabelingJob.objects.annotate(n_aggregated=Count("items__aggregated")).filter(n_aggregated__gt=0)
+    rows = [(job, verification.queue_counts(job)) for job in jobs]
+    return render(request, "annotation/verify_index.html", {"rows": rows})
+
+
+def _job_url(job: LabelingJob, item: JobItem | None = None) -> str:
+    url = reverse("annotation:verify_job", kwargs={"job_id": job.pk})
+    return f"{url}?item={item.pk}" if item is not None else url
+
+
+@verifier_required
+def verify_job(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(LabelingJob, pk=job_id)
+    item: JobItem | None = None
+    if item_id := request.GET.get("item", "").strip():
+        if not item_id.isdigit():
+            messages.error(request, "Bad item id.")
+            return redirect(_job_url(job))
+        item = get_object_or_404(JobItem.objects.select_related("candidate__complex", "candidate__simple"), pk=int(item_id), job=job)
+    upcoming = verification.next_items(job, after=item, limit=13)
+    if item is None and upcoming:
+        item = JobItem.objects.select_related("candidate__complex", "candidate__simple").get(pk=upcoming[0].item_id)
+        upcoming = upcoming[1:]
+    upcoming = upcoming[:12]
+    recent = verification.recently_verified(job)
+    view = verification.item_view(item) if item is not None else None
+    # j/k order: recently verified (oldest first), the item on screen, then the queue.
+    trail = list(reversed(recent))
+    recent_items = dict(JobItem.objects.filter(job=job, candidate_id__in=[v.candidate_id for v in trail]).values_list("candidate_id", "pk"))
+    trail_ids = [recent_items[v.candidate_id] for v in trail if v.candidate_id in recent_items]
+    order = [pk for pk in trail_ids if item is None or pk != item.pk]
+    current_index = len(order)
+    if item is not None:
+        order.append(item.pk)
+    order += [a.item_id for a in upcoming]
+    prev_url = f"{_job_url(job)}?item={order[current_index - 1]}" if current_index > 0 else ""
+    next_index = current_index + 1 if item is not None else current_index
+    next_url = f"{_job_url(job)}?item={order[next_index]}" if next_index < len(order) else ""
+    context = {
+        "job": job,
+        "view": view,
+        "counts": verification.queue_counts(job),
+        "upcoming": upcoming,
+        "recent": recent,
+        "recent_rows": [(v, recent_items.get(v.candidate_id, "")) for v in recent],
+        "prev_url": prev_url,
+        "next_url": next_url,
+        "choices": [(i + 1, value, label) for i, (value, label) in enumerate(AlignmentLabel.choices)],
+    }
+    return render(request, "annotation/verify_job.html", context)
+
+
+@verifier_required
+@require_POST
+def verify_save(request: HttpRequest, job_id: int, item_id: int) -> HttpResponse:
+    job = get_object_or_404(LabelingJob, pk=job_id)
+    item = get_object_or_404(JobItem, pk=item_id, job=job)
+    label = request.POST.get("label", "")
+    try:
+        verified = verification.verify(item, label, request.user)  # type: ignore[arg-type]
+    except ValueError:
+        messages.error(request, "Choose a label (1, 2 or 3) before confirming.")
+        return redirect(_job_url(job, item))
+    word = "Changed" if verified.changed else "Confirmed"
+    messages.success(request, f"{word}: {AlignmentLabel(verified.label).label}.")
+    return redirect(_job_url(job))
