@@ -1,0 +1,2 @@
+"""Curation: pure functions over alignments (phenomena, derivation, filters, splits, GLEU,
+readability). No database access here; ``curation.services.export`` feeds them plain data."""

@@ -1,0 +1,274 @@
+"""Filters of the Auto datasets, each with its published default and a removed-pair count.
+
+Filters run in a fixed order on the rows of one document pair at a time (so an export
+streams), and each counts the rows it removed among the rows still present:
+
+==================  =======================================================  ===========================
+name                rule (kept when ...)                                     default / source
+==================  =======================================================  ===========================
+``identical``       simple and complex text differ                           on (Newsela-Auto, Wiki-Auto)
+``adjacent_levels`` the levels are NOT adjacent (0-1, 1-2, 2-3 removed)      Newsela-Auto
+``test_set``        the complex sentence is not in a given test set file     e.g. the Turk corpus
+``gleu``            ``min <= GLEU(simple, complex) <= max``                  0.1 / 0.9 (Wiki-Auto)
+``flesch``          FRE(simple) - FRE(complex) >= ``min_gain``               10 points
+``bisect``          1-2 / 2-1 group, overlap >= 0.25, a verb in every        BiSECT (Kim et al. 2021)
+                    sentence, BERTScore F1 >= 0.4; split category attached
+==================  =======================================================  ===========================
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from alignment_engine.text import words
+from curation.curate.gleu import sentence_gleu
+from curation.curate.readability import flesch_gain
+from curation.curate.rows import Row
+from curation.curate.verbs import has_verb
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "identical": {},
+    "adjacent_levels": {},
+    "test_set": {"path": ""},
+    "gleu": {"min": 0.1, "max": 0.9},
+    "flesch": {"min_gain": 10.0},
+    "bisect": {"min_overlap": 0.25, "min_bertscore": 0.4, "require_verb": True},
+}
+ORDER = list(DEFAULTS)
+DESCRIPTIONS = {
+    "identical": "drop pairs whose two sentences are identical",
+    "adjacent_levels": "drop pairs between adjacent reading levels (0-1, 1-2, 2-3), as Newsela-Auto",
+    "test_set": "drop pairs whose complex sentence appears in a test set file",
+    "gleu": "keep pairs with GLEU between min and max, as Wiki-Auto",
+    "flesch": "keep pairs whose simple side is at least min_gain Flesch reading-ease points easier",
+    "bisect": "BiSECT split-and-rephrase: 1-2/2-1 groups, lexical overlap, a verb in every sentence, BERTScore",
+}
+
+
+
+SPLIT_CATEGORIES = ("direct_insertion", "changes_near_split", "changes_across_sentences")
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+@dataclass
+class Filter:
+    name: str
+    params: dict[str, Any]
+    removed: int = 0
+    seen: int = 0
+
+    def apply(self, rows: list[Row], language: str = "en") -> list[Row]:
+        raise NotImplementedError
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "params": self.params,
+            "defaults": DEFAULTS[self.name],
+            "description": DESCRIPTIONS[self.name],
+            "seen": self.seen,
+            "removed": self.removed,
+        }
+
+
+@dataclass
+class RowFilter(Filter):
+    keep: Callable[[Row], bool] = field(default=lambda row: True)
+
+    def apply(self, rows: list[Row], language: str = "en") -> list[Row]:
+        kept = [row for row in rows if self.keep(row)]
+        self.seen += len(rows)
+        self.removed += len(rows) - len(kept)
+        return kept
+
+
+def _keep_not_identical(row: Row) -> bool:
+    return normalise(row.simple) != normalise(row.complex)
+
+
+def _keep_not_adjacent(row: Row) -> bool:
+    if row.complex_level is None or row.simple_level is None:
+        return True
+    return row.simple_level - row.complex_level != 1
+
+
+def load_test_set(path: str | Path) -> frozenset[str]:
+    """Complex sentences of a test set: a text file with one sentence per line, or an alignment
+    TSV (the complex sentence is column 5), normalised (lower case, single spaces)."""
+    sentences: set[str] = set()
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            line = line.rstrip("\n")
+            if not line or line.startswith("label\t"):
+                continue
+            cells = line.split("\t")
+            sentences.add(normalise(cells[4] if len(cells) >= 5 else cells[0]))
+    return frozenset(sentences)
+
+
+def make_gleu_keep(low: float, high: float) -> Callable[[Row], bool]:
+    def keep(row: Row) -> bool:
+        value = sentence_gleu(row.simple, row.complex)
+        row.extra["gleu"] = value
+        return low <= value <= high
+
+    return keep
+
+
+def make_flesch_keep(min_gain: float, language: str = "en") -> Callable[[Row], bool]:
+    def keep(row: Row) -> bool:
+        gain = flesch_gain(row.simple, row.complex, language)
+        row.extra["flesch_gain"] = gain
+        return gain >= min_gain
+
+    return keep
+
+
+def lexical_overlap(long: str, parts: Iterable[str]) -> float:
+    """Jaccard overlap of the lower-cased word sets of the long sentence and of the split parts."""
+    a = set(words(long))
+    b: set[str] = set()
+    for part in parts:
+        b.update(words(part))
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
+def split_category(long: str, first: str, second: str, window: int = 3, max_edits: int = 3) -> str:
+    """BiSECT's three categories by a token diff of the long sentence against the two parts joined.
+
+    - ``direct_insertion``: every change lies within ``window`` tokens of the split point and at
+      most ``max_edits`` tokens change (a full stop, a capital, a repeated subject ...);
+    - ``changes_near_split``: every change lies near the split point, but more tokens change;
+    - ``changes_across_sentences``: some change lies away from the split point.
+    """
+    a = [t.lower() for t in long.split()]
+    first_tokens = [t.lower() for t in first.split()]
+    b = first_tokens + [t.lower() for t in second.split()]
+    split_at = len(first_tokens)
+    edits = 0
+    near = True
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        edits += max(i2 - i1, j2 - j1)
+        if j1 > split_at + window or j2 < split_at - window:
+            near = False
+    if not near:
+        return "changes_across_sentences"
+    return "direct_insertion" if edits <= max_edits else "changes_near_split"
+
+
+@dataclass
+class BisectFilter(Filter):
+    scorer: Callable[[list[str], list[str]], list[float]] | None = None
+    removed_by: dict[str, int] = field(default_factory=lambda: {"shape": 0, "overlap": 0, "verb": 0, "bertscore": 0})
+
+    def _score(self, candidates: list[str], references: list[str]) -> list[float]:
+        if self.scorer is None:
+            from curation.curate.bertscore import bertscore_f1
+
+            self.scorer = bertscore_f1
+        return self.scorer(candidates, references)
+
+    def apply(self, rows: list[Row], language: str = "en") -> list[Row]:
+        self.seen += len(rows)
+        groups: dict[int, list[Row]] = {}
+        for row in rows:
+            groups.setdefault(row.group, []).append(row)
+        candidates: list[tuple[list[Row], str, str, str]] = []
+        for members in groups.values():
+            shape = members[0].group_shape
+            if shape not in ("1-2", "2-1") or len(members) != 2:
+                self.removed_by["shape"] += len(members)
+                continue
+            if shape == "1-2":
+                ordered = sorted(members, key=lambda r: _position(r.simple_id))
+                long, first, second = ordered[0].complex, ordered[0].simple, ordered[1].simple
+            else:
+                ordered = sorted(members, key=lambda r: _position(r.complex_id))
+                long, first, second = ordered[0].simple, ordered[0].complex, ordered[1].complex
+            if lexical_overlap(long, (first, second)) < self.params["min_overlap"]:
+                self.removed_by["overlap"] += 2
+                continue
+            if self.params.get("require_verb", True) and not all(has_verb(t, language) for t in (long, first, second)):
+                self.removed_by["verb"] += 2
+                continue
+            candidates.append((ordered, long, first, second))
+        kept: list[Row] = []
+        if candidates:
+            scores = self._score([f"{c[2]} {c[3]}" for c in candidates], [c[1] for c in candidates])
+            for (members, long, first, second), score in zip(candidates, scores, strict=True):
+                if score < self.params["min_bertscore"]:
+                    self.removed_by["bertscore"] += 2
+                    continue
+                category = split_category(long, first, second)
+                for row in members:
+                    row.split_category = category
+                    row.extra["bertscore"] = score
+                kept.extend(members)
+        kept_ids = {id(r) for r in kept}
+        result = [row for row in rows if id(row) in kept_ids]
+        self.removed += len(rows) - len(result)
+        return result
+
+    def report(self) -> dict[str, Any]:
+        data = super().report()
+        data["removed_by"] = dict(self.removed_by)
+        return data
+
+
+def _position(sentence_id: str) -> tuple[int, int]:
+    parts = sentence_id.rsplit("-", 2)
+    try:
+        return int(parts[-2]), int(parts[-1])
+    except (ValueError, IndexError):
+        return (0, 0)
+
+
+def build_filters(
+    config: Mapping[str, Mapping[str, Any] | None],
+    scorer: Callable[[list[str], list[str]], list[float]] | None = None,
+    language: str = "en",
+) -> list[Filter]:
+    """Filters named in ``config`` (name -> overrides of the defaults, or None to skip), in the fixed order."""
+    unknown = set(config) - set(DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown filter(s): {', '.join(sorted(unknown))}; known: {', '.join(ORDER)}")
+    filters: list[Filter] = []
+    for name in ORDER:
+        if name not in config or config[name] is None:
+            continue
+        params = {**DEFAULTS[name], **dict(config[name] or {})}
+        if name == "identical":
+            filters.append(RowFilter(name, params, keep=_keep_not_identical))
+        elif name == "adjacent_levels":
+            filters.append(RowFilter(name, params, keep=_keep_not_adjacent))
+        elif name == "test_set":
+            if not params.get("path"):
+                raise ValueError("the test_set filter needs a path")
+            test_sentences = load_test_set(params["path"])
+            params = {**params, "sentences": len(test_sentences)}
+            filters.append(RowFilter(name, params, keep=lambda row, s=test_sentences: normalise(row.complex) not in s))
+        elif name == "gleu":
+            filters.append(RowFilter(name, params, keep=make_gleu_keep(float(params["min"]), float(params["max"]))))
+        elif name == "flesch":
+            filters.append(RowFilter(name, params, keep=make_flesch_keep(float(params["min_gain"]), language)))
+        elif name == "bisect":
+            filters.append(BisectFilter(name, params, scorer=scorer))
+    return filters
+
+
+def apply_filters(filters: list[Filter], rows: list[Row], language: str = "en") -> list[Row]:
+    for flt in filters:
+        if not rows:
+            break
+        rows = flt.apply(rows, language)
+    return rows

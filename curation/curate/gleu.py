@@ -1,0 +1,41 @@
+"""Sentence-level GLEU (Wu et al. 2016, "Google's Neural Machine Translation System", sec. 8).
+
+For one hypothesis and one reference, collect all 1- to 4-grams of each; GLEU is the minimum
+of n-gram recall and n-gram precision, i.e. ``matches / max(|hyp n-grams|, |ref n-grams|)``.
+It is symmetric in its two arguments and lies in [0, 1]. This matches
+``nltk.translate.gleu_score.sentence_gleu`` (min_len=1, max_len=4) on lower-cased tokens; it
+is the score the Wiki-Auto release filtered on (keep pairs with 0.1 <= GLEU <= 0.9).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from alignment_engine.text import tokenize
+
+
+def ngram_counts(tokens: Sequence[str], min_n: int = 1, max_n: int = 4) -> Counter[tuple[str, ...]]:
+    counts: Counter[tuple[str, ...]] = Counter()
+    length = len(tokens)
+    for n in range(min_n, max_n + 1):
+        for i in range(length - n + 1):
+            counts[tuple(tokens[i : i + n])] += 1
+    return counts
+
+
+def sentence_gleu_tokens(hypothesis: Sequence[str], reference: Sequence[str], min_n: int = 1, max_n: int = 4) -> float:
+    hyp = ngram_counts(hypothesis, min_n, max_n)
+    ref = ngram_counts(reference, min_n, max_n)
+    total = max(sum(hyp.values()), sum(ref.values()))
+    if total == 0:
+        return 0.0
+    matches = sum((hyp & ref).values())
+    return matches / total
+
+
+def sentence_gleu(hypothesis: str, reference: str) -> float:
+    """GLEU of two sentences, tokenized with ``alignment_engine.text.tokenize`` and lower-cased."""
+    return sentence_gleu_tokens(
+        [t.lower() for t in tokenize(hypothesis)], [t.lower() for t in tokenize(reference)]
+    )

@@ -1,0 +1,49 @@
+"""The plain row that flows from the database through curation into the writers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Column order of JSONL / Parquet rows (TSV uses the six formats.md columns).
+COLUMNS = [
+    "label",
+    "simple_id",
+    "complex_id",
+    "simple",
+    "complex",
+    "score",
+    "pair_id",
+    "article",
+    "complex_level",
+    "simple_level",
+    "split",
+    "phenomenon",
+    "group_shape",
+    "split_category",
+    "synthetic",
+]
+
+
+@dataclass
+class Row:
+    label: str
+    simple_id: str
+    complex_id: str
+    simple: str
+    complex: str
+    score: float | None = None
+    pair_id: str = ""
+    article: str = ""
+    complex_level: int | None = None
+    simple_level: int | None = None
+    split: str = ""
+    phenomenon: str = ""
+    group_shape: str = ""
+    split_category: str | None = None
+    synthetic: bool = False
+    group: int = -1  # index of the aligned group inside the document pair (not exported)
+    extra: dict[str, Any] = field(default_factory=dict)  # filter scores kept for the card (not exported)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in COLUMNS}

@@ -1,0 +1,62 @@
+"""Train/dev/test splits by article group: every document pair and sentence pair of an article
+lands in the same split, so no article is in two splits (as Newsela-Manual / Wiki-Manual).
+
+Deterministic: article keys are sorted, shuffled with ``random.Random(seed)`` and cut by the
+ratios (largest remainder rounding), so the same keys, ratios and seed give the same splits.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping
+
+DEFAULT_RATIOS: dict[str, float] = {"train": 35, "dev": 5, "test": 10}
+
+
+def parse_ratios(text: str | Mapping[str, float] | None) -> dict[str, float]:
+    """``"35/5/10"`` or ``"train=35,dev=5,test=10"`` or a mapping -> {split: weight}."""
+    if text is None or text == "":
+        return dict(DEFAULT_RATIOS)
+    if isinstance(text, Mapping):
+        ratios = {str(k): float(v) for k, v in text.items()}
+    elif "=" in text:
+        ratios = {}
+        for part in text.split(","):
+            name, _, value = part.partition("=")
+            ratios[name.strip()] = float(value)
+    else:
+        values = [float(v) for v in text.replace(",", "/").split("/")]
+        names = ["train", "dev", "test"] if len(values) == 3 else [f"split{i}" for i in range(len(values))]
+        if len(values) == 1:
+            names = ["train"]
+        ratios = dict(zip(names, values, strict=True))
+    if not ratios or any(v < 0 for v in ratios.values()) or sum(ratios.values()) <= 0:
+        raise ValueError(f"invalid split ratios: {text!r}")
+    return ratios
+
+
+def allocate(n: int, ratios: Mapping[str, float]) -> dict[str, int]:
+    """How many of ``n`` items each split gets (largest remainder, ties by split order)."""
+    total = sum(ratios.values())
+    exact = {name: n * weight / total for name, weight in ratios.items()}
+    counts = {name: int(value) for name, value in exact.items()}
+    rest = n - sum(counts.values())
+    order = sorted(ratios, key=lambda name: (-(exact[name] - counts[name]), list(ratios).index(name)))
+    for name in order[:rest]:
+        counts[name] += 1
+    return counts
+
+
+def assign_splits(article_keys: Iterable[str], ratios: Mapping[str, float] | None = None, seed: int = 0) -> dict[str, str]:
+    """Map each article key to a split name."""
+    ratios = dict(ratios or DEFAULT_RATIOS)
+    keys = sorted(set(article_keys))
+    random.Random(seed).shuffle(keys)
+    counts = allocate(len(keys), ratios)
+    result: dict[str, str] = {}
+    start = 0
+    for name in ratios:
+        for key in keys[start : start + counts[name]]:
+            result[key] = name
+        start += counts[name]
+    return result

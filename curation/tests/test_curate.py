@@ -1,0 +1,70 @@
+"""Phenomena classification and derivation of non-adjacent level alignments (pure functions)."""
+
+from __future__ import annotations
+
+from curation.curate.derive import LevelLink, derive_links
+from curation.curate.gleu import sentence_gleu
+from curation.curate.phenomena import Phenomenon, classify, components, count_phenomena
+
+
+def test_components_group_a_bipartite_graph() -> None:
+    comps = components([("c1", "s1"), ("c1", "s2"), ("c2", "s3"), ("c3", "s3"), ("c4", "s4")])
+    assert comps == [(["c1"], ["s1", "s2"]), (["c2", "c3"], ["s3"]), (["c4"], ["s4"])]
+
+
+def test_classify_every_phenomenon() -> None:
+    texts = {
+        "c1": "The cat sat on the mat.", "s1": "The cat sat on the mat.",  # copying
+        "c2": "He went home early.", "s2": "He left early.",  # rephrasing
+        "c3": "A long one, which has two parts.", "s3a": "A long one.", "s3b": "It has two parts.",  # splitting
+        "c4a": "One.", "c4b": "Two.", "s4": "One and two.",  # merging
+        "c5a": "x", "c5b": "y", "s5a": "x y", "s5b": "y x",  # fusion
+    }
+    links = [("c1", "s1"), ("c2", "s2"), ("c3", "s3a"), ("c3", "s3b"), ("c4a", "s4"), ("c4b", "s4"),
+             ("c5a", "s5a"), ("c5b", "s5a"), ("c5b", "s5b")]
+    groups = classify(links, texts, complex_sentences=["c1", "c2", "c3", "c4a", "c4b", "c5a", "c5b", "c6"])
+    by = {g.complex: g.phenomenon for g in groups}
+    assert by[("c1",)] is Phenomenon.COPYING
+    assert by[("c2",)] is Phenomenon.REPHRASING
+    assert by[("c3",)] is Phenomenon.SPLITTING
+    assert by[("c4a", "c4b")] is Phenomenon.MERGING
+    assert by[("c5a", "c5b")] is Phenomenon.FUSION
+    assert by[("c6",)] is Phenomenon.DELETION
+    assert count_phenomena(groups) == {
+        "rephrasing": 1, "copying": 1, "splitting": 1, "merging": 1, "fusion": 1, "deletion": 1,
+    }
+    shapes = {g.complex: g.shape for g in groups}
+    assert shapes[("c3",)] == "1-2" and shapes[("c4a", "c4b")] == "2-1" and shapes[("c6",)] == "1-0"
+
+
+def test_derive_composes_adjacent_levels() -> None:
+    links = [
+        LevelLink(0, 1, "a0", "b1", "aligned"),
+        LevelLink(1, 2, "b1", "c2", "aligned"),
+        LevelLink(1, 2, "b1", "d2", "partialAligned"),
+        LevelLink(0, 1, "e0", "f1", "notAligned"),
+        LevelLink(1, 2, "f1", "g2", "aligned"),
+    ]
+    derived = derive_links(links)
+    assert [(d.complex_level, d.simple_level, d.complex, d.simple, d.label) for d in derived] == [
+        (0, 2, "a0", "c2", "aligned"),
+        (0, 2, "a0", "d2", "partialAligned"),
+    ]
+
+
+def test_derive_chains_three_levels_and_keeps_direct_links() -> None:
+    links = [
+        LevelLink(0, 1, "a", "b", "aligned"),
+        LevelLink(1, 2, "b", "c", "aligned"),
+        LevelLink(2, 3, "c", "d", "partialAligned"),
+        LevelLink(0, 2, "a", "c", "partialAligned"),  # a direct label wins over the derived one
+    ]
+    derived = {(d.complex, d.simple): d.label for d in derive_links(links)}
+    assert derived == {("a", "d"): "partialAligned", ("b", "d"): "partialAligned"}
+
+
+def test_sentence_gleu_matches_hand_computation() -> None:
+    # 11 matching n-grams of 18 (see curation/curate/gleu.py)
+    assert abs(sentence_gleu("the cat sat on the mat", "the cat sat on a mat") - 11 / 18) < 1e-9
+    assert sentence_gleu("Same words here.", "same words here .") == 1.0
+    assert sentence_gleu("alpha beta", "gamma delta") == 0.0
