@@ -51,3 +51,9 @@ def write_file(tmp_path: Path) -> Callable[[str, str | bytes], Path]:
 @pytest.fixture
 def demo_dir() -> Path:
     return DEMO_DIR
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings):  # type: ignore[no-untyped-def]
+    """PBKDF2 with a million rounds costs ~0.5 s per user on this machine; tests need no strength."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
