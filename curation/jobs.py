@@ -111,13 +111,34 @@ class ProgressRecorder:
         self.interval = interval
         self.offset = offset
         self.check = check_cancel
-        self._last = 0.0
+        self._last: float | None = None
 
     def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()
-        if done < total and now - self._last < self.interval:
+        if done < total and self._last is not None and now - self._last < self.interval:
             return
         self._last = now
         set_progress(self.job_id, self.offset + done, self.offset + total)
         if self.check:
             check_cancel(self.job_id)
+
+
+def follow(job_id: int, poll: float = 1.0, timeout: float | None = None, file: Any = None) -> Job:
+    """Show a tqdm bar of the job's progress until it finishes (management commands' ``--wait``)."""
+    from tqdm import tqdm
+
+    started = time.monotonic()
+    job = Job.objects.get(pk=job_id)
+    with tqdm(total=job.progress_total or None, desc=f"{job.kind} #{job.pk}", unit="step", file=file) as bar:
+        while True:
+            job.refresh_from_db()
+            if job.progress_total and bar.total != job.progress_total:
+                bar.total = job.progress_total
+            bar.n = job.progress_done
+            bar.set_postfix_str(job.message[:60], refresh=False)
+            bar.refresh()
+            if job.status in FINISHED:
+                return job
+            if timeout is not None and time.monotonic() - started > timeout:
+                raise TimeoutError(f"job {job_id} still {job.status} after {timeout:.0f}s")
+            time.sleep(poll)

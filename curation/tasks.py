@@ -31,7 +31,8 @@ TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
     ConnectionError,
     TimeoutError,
 )
-RETRY = {"autoretry_for": TRANSIENT_ERRORS, "retry_backoff": 2, "retry_backoff_max": 60, "max_retries": 8,
+# Results live on the Job / RunChunk rows; nothing is written to the Celery result backend.
+RETRY = {"ignore_result": True, "autoretry_for": TRANSIENT_ERRORS, "retry_backoff": 2, "retry_backoff_max": 60, "max_retries": 8,
          "retry_jitter": True}
 
 

@@ -176,7 +176,7 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
                                    score=None if a.score is None else float(a.score))
             )
     pause = float(run.params.get("pause_before_write_s", 0) or 0)
-    if pause:  # fault-tolerance demonstrations and the worker-kill test: a window to kill the worker in
+    if pause and chunk.attempts == 0:  # first attempt only: a window to kill a worker in (fault-tolerance test)
         time.sleep(pause)
     with transaction.atomic():
         locked = RunChunk.objects.select_for_update().get(pk=chunk_id)

@@ -3,8 +3,9 @@
 For every chosen pair:
 
 - automatic paragraph links are replaced by fresh ones from ``align_paragraphs`` (Algorithm 2
-  for news corpora, Algorithms 3+4 for Wikipedia). A pair whose alignment was corrected by hand
-  (it has ``manual`` links) keeps its links untouched, and its candidates come from them;
+  for news corpora, Algorithms 3+4 for Wikipedia), with a revision recorded when they change. A
+  pair whose alignment was corrected by hand (a ``manual`` revision or ``manual`` links) keeps
+  its links untouched, and its candidates come from them;
 - candidate sentence pairs are added (``paragraph`` strategy: every pair inside aligned
   paragraphs, the paper's Newsela strategy; ``topk``: the top-k complex sentences per simple
   sentence under each measure, its Wikipedia strategy). Stale automatic candidates are removed
@@ -21,7 +22,7 @@ from typing import Any
 
 from django.db import models, transaction
 
-from annotation.models import CandidatePair, ParagraphLink
+from annotation.models import CandidatePair, ParagraphAlignmentRevision, ParagraphLink
 from curation.models import Corpus, DocumentPair
 from curation.services.plain import PlainPair, load_plain_pairs
 
@@ -78,18 +79,18 @@ def prepopulate_pair(plain: PlainPair, corpus_kind: str, options: PrepopulateOpt
     from alignment_engine import api
 
     pair_pk = plain.pk
-    manual = list(
-        ParagraphLink.objects.filter(pair_id=pair_pk, origin=ParagraphLink.Origin.MANUAL).values_list(
-            "complex_paragraph_id", "simple_paragraph_id"
-        )
+    corrected = ParagraphAlignmentRevision.objects.filter(pair_id=pair_pk, source="manual").exists()
+    current = list(
+        ParagraphLink.objects.filter(pair_id=pair_pk).values_list("complex_paragraph_id", "simple_paragraph_id", "origin")
     )
+    corrected = corrected or any(origin == ParagraphLink.Origin.MANUAL for _, _, origin in current)
     strategy = options.strategy or STRATEGY_BY_KIND.get(corpus_kind, "paragraph")  # type: ignore[call-overload]
     cpos = {pk: i for i, pk in enumerate(plain.complex_paragraph_pk)}
     spos = {pk: i for i, pk in enumerate(plain.simple_paragraph_pk)}
     new_links: list[tuple[int, int, float]] = []
-    if manual:
-        links = [(cpos[c], spos[s], 1.0) for c, s in manual if c in cpos and s in spos]
-        stats.links_kept_manual += len(manual)
+    if corrected:  # a person corrected this pair: its links stand, candidates follow them
+        links = [(cpos[c], spos[s], 1.0) for c, s, _ in current if c in cpos and s in spos]
+        stats.links_kept_manual += len(current)
     else:
         new_links = _links_for(plain, corpus_kind, options)
         links = new_links
@@ -102,7 +103,8 @@ def prepopulate_pair(plain: PlainPair, corpus_kind: str, options: PrepopulateOpt
     wanted = [(plain.sentence_pk[s], plain.sentence_pk[c]) for s, c in dict.fromkeys(pairs)]
 
     with transaction.atomic():
-        if not manual:
+        if not corrected:
+            old = {(cpos.get(c), spos.get(s)) for c, s, _ in current}
             ParagraphLink.objects.filter(pair_id=pair_pk, origin=ParagraphLink.Origin.AUTO).delete()
             ParagraphLink.objects.bulk_create(
                 [
@@ -116,6 +118,13 @@ def prepopulate_pair(plain: PlainPair, corpus_kind: str, options: PrepopulateOpt
                 ignore_conflicts=True,
             )
             stats.links_created += len(new_links)
+            fresh = {(c, s) for c, s, _ in new_links}
+            if fresh != old:
+                ParagraphAlignmentRevision.objects.create(
+                    pair_id=pair_pk, user=None, links=sorted([c, s] for c, s in fresh),
+                    added=sorted([c, s] for c, s in fresh - old), removed=sorted([c, s] for c, s in old - fresh if c is not None and s is not None),
+                    source="prepopulate",
+                )
         existing = set(CandidatePair.objects.filter(pair_id=pair_pk).values_list("simple_id", "complex_id"))
         missing = [sc for sc in wanted if sc not in existing]
         CandidatePair.objects.bulk_create(
@@ -169,8 +178,10 @@ def prepopulate(
     return stats
 
 
-def start_job(corpus: Corpus, pair_pks: Sequence[int] | None, options: PrepopulateOptions, user: Any = None) -> Any:
-    """Create a pre-population job and send its task when the transaction commits."""
+def start_job(
+    corpus: Corpus, pair_pks: Sequence[int] | None, options: PrepopulateOptions, user: Any = None, enqueue: bool = True
+) -> Any:
+    """Create a pre-population job and (``enqueue``) send its task when the transaction commits."""
     from curation import jobs
     from curation.models import Job
     from curation.tasks import prepopulate_job
@@ -180,12 +191,14 @@ def start_job(corpus: Corpus, pair_pks: Sequence[int] | None, options: Prepopula
         params["pair_ids"] = list(pair_pks)
     with transaction.atomic():
         job = jobs.create_job(Job.Kind.PREPOPULATE, params, corpus=corpus, user=user)
-        transaction.on_commit(lambda: prepopulate_job.delay(job.pk))
+        if enqueue:
+            transaction.on_commit(lambda: prepopulate_job.delay(job.pk))
     return job
 
 
-def run_job(job_id: int) -> str:
-    """The body of the ``prepopulate_job`` task: pairs from the job's parameters, progress per pair."""
+def run_job(job_id: int, progress: Callable[[int, int], None] | None = None) -> str:
+    """The body of the ``prepopulate_job`` task: pairs from the job's parameters, progress per pair
+    (recorded on the job, and passed to ``progress`` too, e.g. a command's tqdm bar)."""
     from curation import jobs
     from curation.models import Job
 
@@ -200,7 +213,13 @@ def run_job(job_id: int) -> str:
         pair_pks = list(DocumentPair.objects.filter(corpus=job.corpus).order_by("pk").values_list("pk", flat=True))
     jobs.start(job_id, total=len(pair_pks), message=f"{len(pair_pks)} document pairs")
     recorder = jobs.ProgressRecorder(job_id, check_cancel=False)
-    stats = prepopulate(pair_pks, PrepopulateOptions.from_params(job.params), progress=recorder,
+
+    def both(done: int, total: int) -> None:
+        recorder(done, total)
+        if progress is not None:
+            progress(done, total)
+
+    stats = prepopulate(pair_pks, PrepopulateOptions.from_params(job.params), progress=both,
                         should_stop=lambda: jobs.cancel_requested(job_id))
     if jobs.cancel_requested(job_id):
         Job.objects.filter(pk=job_id).update(result=stats.as_dict())

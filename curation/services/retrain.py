@@ -186,8 +186,8 @@ def retrain(
     )
 
 
-def start_job(params: dict[str, Any], corpus: Corpus | None = None, user: Any = None) -> Any:
-    """Create a retraining job and send its task (queue ``train``) when the transaction commits."""
+def start_job(params: dict[str, Any], corpus: Corpus | None = None, user: Any = None, enqueue: bool = True) -> Any:
+    """Create a retraining job and (``enqueue``) send its task (queue ``train``) when the transaction commits."""
     from django.db import transaction
 
     from curation import jobs
@@ -196,11 +196,12 @@ def start_job(params: dict[str, Any], corpus: Corpus | None = None, user: Any = 
 
     with transaction.atomic():
         job = jobs.create_job(Job.Kind.RETRAIN, params, corpus=corpus, user=user, total=4)
-        transaction.on_commit(lambda: retrain_job.delay(job.pk))
+        if enqueue:
+            transaction.on_commit(lambda: retrain_job.delay(job.pk))
     return job
 
 
-def run_job(job_id: int) -> str:
+def run_job(job_id: int, echo: Callable[[str], None] | None = None) -> str:
     """The body of the ``retrain_job`` task. Parameters: language, seed, ratios, reference_roles,
     config (passed to ``api.train``), name, baselines (methods scored on the same split), device."""
     from curation import jobs
@@ -224,6 +225,8 @@ def run_job(job_id: int) -> str:
     def progress(*args: Any) -> None:
         if len(args) == 1 and isinstance(args[0], str):
             jobs.set_progress(job_id, 1, message=args[0])
+            if echo is not None:
+                echo(args[0])
         jobs.check_cancel(job_id)
 
     try:
