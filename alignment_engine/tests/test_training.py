@@ -1,0 +1,123 @@
+"""Training of the neural CRF aligner: determinism, model directories, the aligner on edge cases."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from alignment_engine import model_store
+from alignment_engine.crf_aligner import CRFAligner, combine, paragraph_allowed, partial_labels
+from alignment_engine.errors import ModelError
+from alignment_engine.training import encoder_examples, score_predictions, train_model
+from alignment_engine.types import Alignment, DocPair
+
+FAST = {"emission": "lexical", "crf_epochs": 3, "hidden": 8, "transition_hidden": 4}
+
+
+def _tiny() -> tuple[list[DocPair], list[Alignment]]:
+    pairs = [
+        DocPair("a", [["The cat sat on the mat today.", "It was very happy there."], ["Dogs bark loudly at night."]],
+                [["The cat sat on the mat.", "It was happy."], ["Dogs bark at night."]]),
+        DocPair("b", [["Rain fell over the city for days.", "People stayed inside their houses."]],
+                [["It rained for days.", "People stayed inside.", "New sentence without source."]]),
+    ]
+    gold = [
+        Alignment("aligned", "a-0-0-0", "a-1-0-0"), Alignment("aligned", "a-0-0-1", "a-1-0-1"),
+        Alignment("aligned", "a-0-1-0", "a-1-1-0"), Alignment("aligned", "b-0-0-0", "b-1-0-0"),
+        Alignment("aligned", "b-0-0-1", "b-1-0-1"),
+    ]
+    return pairs, gold
+
+
+def test_training_is_deterministic_for_a_seed_and_writes_a_model_dir(tmp_path):
+    pairs, gold = _tiny()
+    a = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "a", seed=3, device="cpu", **FAST)
+    b = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "b", seed=3, device="cpu", **FAST)
+    meta_a = json.loads((a / "model.json").read_text())
+    meta_b = json.loads((b / "model.json").read_text())
+    assert meta_a["format_version"] == model_store.FORMAT_VERSION
+    assert meta_a["crf"]["loss"] == meta_b["crf"]["loss"]
+    assert meta_a["thresholds"] == meta_b["thresholds"]
+    assert meta_a["data"]["train_pairs"] == 2 and meta_a["data"]["train_gold_pairs"] == 5
+    assert "task1" in meta_a["dev_metrics"]
+    out_a = CRFAligner.load(a, "cpu").align(pairs)
+    out_b = CRFAligner.load(b, "cpu").align(pairs)
+    assert [[(r.simple_id, r.complex_id, r.label) for r in rows] for rows in out_a] == \
+        [[(r.simple_id, r.complex_id, r.label) for r in rows] for rows in out_b]
+
+
+def test_aligner_handles_empty_and_one_sentence_documents(tmp_path):
+    pairs, gold = _tiny()
+    model_dir = train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", **FAST)
+    aligner = CRFAligner.load(model_dir, "cpu")
+    edge = [DocPair("e", [], []), DocPair("o", [["One sentence only."]], [["One sentence only."]]),
+            DocPair("s", [["A complex sentence here."]], [])]
+    calls = []
+    out = aligner.align(edge, progress=lambda done, total: calls.append((done, total)))
+    assert len(out) == 3 and out[0] == [] and out[2] == []
+    assert all(r.label in ("aligned", "partialAligned") for r in out[1])
+    assert calls and calls[-1] == (3, 3)
+
+
+def test_model_store_rejects_unknown_format_version(tmp_path):
+    pairs, gold = _tiny()
+    model_dir = train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", **FAST)
+    meta = json.loads((model_dir / "model.json").read_text())
+    meta["format_version"] = 999
+    (model_dir / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match="format_version 999"):
+        CRFAligner.load(model_dir, "cpu")
+    with pytest.raises(ModelError, match="no such model directory"):
+        model_store.read_meta(tmp_path / "missing")
+
+
+def test_unknown_option_is_rejected(tmp_path):
+    pairs, gold = _tiny()
+    with pytest.raises(ValueError, match="unknown training option"):
+        train_model(pairs, gold, out_dir=tmp_path, bogus=1)
+
+
+def test_combination_rules_recover_merges():
+    dec = {"vf": np.array([[True, False], [False, True]]), "vr": np.array([[True, True], [False, True]]),
+           "mf": np.array([[0.9, 0.1], [0.0, 0.8]], dtype=np.float32),
+           "mr": np.array([[0.8, 0.7], [0.0, 0.9]], dtype=np.float32)}
+    # simple 0 is a merge of complex 0 and 1: only the reverse direction can express it
+    assert combine(dec, "forward").sum() == 2
+    assert combine(dec, "union")[0, 1]
+    assert not combine(dec, "intersection")[0, 1]
+    assert combine(dec, "marginal_max", 0.6)[0, 1]
+    assert not combine(dec, "marginal_mean", 0.6)[0, 1]
+    with pytest.raises(ValueError, match="combine must be"):
+        combine(dec, "nope")
+
+
+def test_partial_rule_marks_groups_and_length_mismatch():
+    pred = np.array([[True, True], [False, False]])
+    lex = np.zeros((2, 2, 14), dtype=np.float32)
+    lex[:, :, 5] = 1.0  # len_ratio channel of lexical_feature_names()
+    assert partial_labels(pred, lex, {"group": True}).sum() == 2
+    assert partial_labels(pred, lex, {"group": False, "min_len_ratio": 0.0}).sum() == 0
+
+
+def test_paragraph_allowed_follows_links():
+    pair = DocPair("p", [["c0", "c1"], ["c2"]], [["s0"], ["s1", "s2"]])
+    allowed = paragraph_allowed(pair, [(0, 0, 1.0), (1, 1, 1.0)])
+    assert allowed.tolist() == [[True, True, False], [False, False, True], [False, False, True]]
+
+
+def test_encoder_examples_sample_negatives_per_positive():
+    pairs, gold = _tiny()
+    ex = encoder_examples(pairs, gold, {"encoder_negatives": 3, "encoder_labels": 2}, seed=0)
+    assert sum(1 for *_, y in ex if y == 1) == 5
+    assert 5 <= sum(1 for *_, y in ex if y == 0) <= 15
+
+
+def test_score_predictions_leaves_identical_strings_out():
+    pair = DocPair("x", [["Same.", "Other complex."]], [["Same.", "Other simple."]])
+    gold = [Alignment("aligned", "x-0-0-0", "x-1-0-0"), Alignment("aligned", "x-0-0-1", "x-1-0-1")]
+    pred = [[Alignment("aligned", "x-0-0-0", "x-1-0-0"), Alignment("partialAligned", "x-0-0-1", "x-1-0-1")]]
+    res = score_predictions([pair], gold, pred)
+    assert res["task1"]["gold"] == 1 and res["task1"]["f1"] == 1.0
+    assert res["task2"]["f1"] == 0.0
