@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, transaction
+from django.db import OperationalError as DatabaseOperationalError
 from django.db.models import Count, Sum
 
 from alignment_engine.text import words
@@ -749,6 +750,9 @@ def run_export(dataset_id: int, progress: Progress | None = None) -> str:
         if not updated:
             return "skipped"
         return "done"
+    except (DatabaseOperationalError, InterfaceError):
+        shutil.rmtree(staging, ignore_errors=True)  # transient: the task retries; the job stays running
+        raise
     except jobs.JobCancelled:
         shutil.rmtree(staging, ignore_errors=True)
         if job_id is not None:
