@@ -30,32 +30,58 @@ SimilarityFn = Callable[[list[str], list[str]], np.ndarray]
 
 # ---- sparse bag-of-features helpers -------------------------------------------------------
 
-def _bag(docs: Sequence[Sequence[str]], vocab: dict[str, int] | None = None) -> tuple[sp.csr_matrix, dict[str, int]]:
-    """Count matrix (len(docs) x |vocab|) of token lists; grows ``vocab`` in place."""
-    vocab = {} if vocab is None else vocab
-    indptr = [0]
-    indices: list[int] = []
-    for toks in docs:
-        for t in toks:
-            idx = vocab.get(t)
-            if idx is None:
-                idx = vocab[t] = len(vocab)
-            indices.append(idx)
-        indptr.append(len(indices))
+@lru_cache(maxsize=1 << 16)
+def _word_tuple(text: str) -> tuple[str, ...]:
+    return tuple(words(text))
+
+
+@lru_cache(maxsize=1 << 16)
+def _char_codes(text: str, n: int = 3) -> np.ndarray:
+    """Integer codes of the character n-grams of :func:`char_ngrams` (21 bits per character)."""
+    t = " " + " ".join(text.lower().split()) + " "
+    cps = np.frombuffer(t.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    if len(cps) < n:
+        cps = np.concatenate([cps, np.zeros(n - len(cps), dtype=np.int64)])
+    codes = np.zeros(len(cps) - n + 1, dtype=np.int64)
+    for k in range(n):
+        codes = (codes << 21) | cps[k : len(cps) - n + 1 + k]
+    return codes
+
+
+def _csr_from_ids(ids: Sequence[np.ndarray], width: int) -> sp.csr_matrix:
+    lengths = np.array([len(x) for x in ids], dtype=np.int64)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    indices = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
     data = np.ones(len(indices), dtype=np.float64)
-    mat = sp.csr_matrix((data, np.asarray(indices, dtype=np.int64), np.asarray(indptr)), shape=(len(docs), max(len(vocab), 1)))
+    mat = sp.csr_matrix((data, indices, indptr), shape=(len(ids), max(width, 1)))
     mat.sum_duplicates()
-    return mat, vocab
+    return mat
 
 
-def _pair_bags(simple_toks: Sequence[Sequence[str]], complex_toks: Sequence[Sequence[str]]) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+def _bags_from_codes(simple_codes: Sequence[np.ndarray], complex_codes: Sequence[np.ndarray],
+                     binary: bool = False) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Count (or 0/1) matrices of two lists of integer-code arrays over one shared vocabulary."""
+    allc = list(simple_codes) + list(complex_codes)
+    flat = np.concatenate(allc) if allc else np.zeros(0, dtype=np.int64)
+    _, inverse = np.unique(flat, return_inverse=True)
+    width = int(inverse.max()) + 1 if len(inverse) else 1
+    parts = np.split(inverse.astype(np.int64), np.cumsum([len(c) for c in allc])[:-1]) if allc else []
+    if binary:
+        parts = [np.unique(p) for p in parts]
+    m = len(simple_codes)
+    return _csr_from_ids(parts[:m], width), _csr_from_ids(parts[m:], width)
+
+
+def _pair_bags(simple_toks: Sequence[Sequence[str]], complex_toks: Sequence[Sequence[str]],
+               binary: bool = False) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Count (or 0/1) matrices of two token-list collections over one shared vocabulary."""
     vocab: dict[str, int] = {}
-    s, vocab = _bag(simple_toks, vocab)
-    c, vocab = _bag(complex_toks, vocab)
-    width = max(len(vocab), 1)
-    s.resize((s.shape[0], width))
-    c.resize((c.shape[0], width))
-    return s, c
+    ids = [np.fromiter((vocab.setdefault(t, len(vocab)) for t in toks), dtype=np.int64) for toks in
+           list(simple_toks) + list(complex_toks)]
+    if binary:
+        ids = [np.unique(x) for x in ids]
+    m = len(simple_toks)
+    return _csr_from_ids(ids[:m], len(vocab)), _csr_from_ids(ids[m:], len(vocab))
 
 
 def _l2_rows(mat: sp.csr_matrix) -> sp.csr_matrix:
@@ -94,7 +120,7 @@ def jaccard(simple: list[str], complex: list[str]) -> np.ndarray:
     m, n = len(simple), len(complex)
     if m == 0 or n == 0:
         return np.zeros((m, n))
-    s, c = _pair_bags([set(words(t)) for t in simple], [set(words(t)) for t in complex])
+    s, c = _pair_bags([_word_tuple(t) for t in simple], [_word_tuple(t) for t in complex], binary=True)
     inter = np.asarray((s @ c.T).todense())
     ls = np.asarray(s.sum(axis=1)).reshape(-1, 1)
     lc = np.asarray(c.sum(axis=1)).reshape(1, -1)
@@ -109,7 +135,7 @@ def containment(simple: list[str], complex: list[str]) -> tuple[np.ndarray, np.n
     m, n = len(simple), len(complex)
     if m == 0 or n == 0:
         return np.zeros((m, n)), np.zeros((m, n))
-    s, c = _pair_bags([set(words(t)) for t in simple], [set(words(t)) for t in complex])
+    s, c = _pair_bags([_word_tuple(t) for t in simple], [_word_tuple(t) for t in complex], binary=True)
     inter = np.asarray((s @ c.T).todense())
     ls = np.maximum(np.asarray(s.sum(axis=1)).reshape(-1, 1), 1.0)
     lc = np.maximum(np.asarray(c.sum(axis=1)).reshape(1, -1), 1.0)
@@ -120,7 +146,7 @@ def tfidf(simple: list[str], complex: list[str]) -> np.ndarray:
     """Cosine of word TF-IDF vectors (IDF fitted on both texts' sentences)."""
     if not simple or not complex:
         return np.zeros((len(simple), len(complex)))
-    s, c = _pair_bags([words(t) for t in simple], [words(t) for t in complex])
+    s, c = _pair_bags([_word_tuple(t) for t in simple], [_word_tuple(t) for t in complex])
     return _tfidf_cosine(s, c)
 
 
@@ -128,7 +154,7 @@ def c3g(simple: list[str], complex: list[str]) -> np.ndarray:
     """CATS C3G: cosine of character 3-gram TF-IDF vectors (IDF fitted on both texts' sentences)."""
     if not simple or not complex:
         return np.zeros((len(simple), len(complex)))
-    s, c = _pair_bags([char_ngrams(t) for t in simple], [char_ngrams(t) for t in complex])
+    s, c = _bags_from_codes([_char_codes(t) for t in simple], [_char_codes(t) for t in complex])
     return _tfidf_cosine(s, c)
 
 

@@ -1,0 +1,120 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from alignment_engine.cli import main
+from alignment_engine.io import read_alignment_tsv, write_pairs_jsonl
+from alignment_engine.types import DocPair
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PAIRS = [
+    DocPair("a1", complex=[["The old mayor opened the new bridge on Monday.", "Hundreds of people watched it."],
+                           ["The bridge cost ten million pounds."]],
+            simple=[["The mayor opened the bridge on Monday."], ["The bridge cost a lot of money."]]),
+    DocPair("empty", complex=[], simple=[]),
+    DocPair("one", complex=[["Just one sentence here."]], simple=[["Just one sentence here."]]),
+    DocPair("nosimple", complex=[["Something."]], simple=[]),
+]
+
+
+@pytest.fixture
+def pairs_file(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    write_pairs_jsonl(path, PAIRS)
+    return path
+
+
+@pytest.mark.parametrize("method", ["sequence", "jaccard", "tfidf", "cats", "cats-sequence", "massalign", "lr"])
+def test_align_methods(pairs_file, tmp_path, method):
+    out = tmp_path / "out.tsv"
+    assert main(["-q", "align", "--input", str(pairs_file), "--output", str(out), "--method", method]) == 0
+    rows = read_alignment_tsv(out)
+    pairs = {(r.simple_id, r.complex_id) for r in rows}
+    assert ("a1-0-0-0", "a1-1-0-0") in pairs
+    assert all(r.label in ("aligned", "partialAligned") for r in rows)
+    assert all(len(line.split("\t")) == 6 for line in out.read_text().splitlines())
+
+
+def test_align_default_is_sequence_and_progress_on_stderr(pairs_file, tmp_path, capsys):
+    out = tmp_path / "out.tsv"
+    assert main(["align", "--input", str(pairs_file), "--output", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "(sequence)" in err and "4 document pairs" in err
+    assert read_alignment_tsv(out)
+
+
+def test_align_to_stdout(pairs_file, capsys):
+    assert main(["-q", "align", "--input", str(pairs_file)]) == 0
+    assert capsys.readouterr().out.startswith(("aligned\ta1-0-0-0", "partialAligned\ta1-0-0-0"))
+
+
+def test_malformed_input_exits_2_with_line(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"pair_id": "ok", "complex": [], "simple": []}\n{"pair_id": "x", "complex": "nope"}\n')
+    assert main(["align", "--input", str(bad), "--output", str(tmp_path / "o.tsv")]) == 2
+    assert f"{bad}:2:" in capsys.readouterr().err
+
+
+def test_missing_file_exits_2(tmp_path, capsys):
+    assert main(["evaluate", "--gold", str(tmp_path / "no.tsv"), "--pred", str(tmp_path / "no.tsv")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_crf_without_model_exits_2(pairs_file, capsys):
+    assert main(["align", "--input", str(pairs_file), "--method", "crf"]) == 2
+    assert "--model" in capsys.readouterr().err
+
+
+def test_evaluate_prints_json(pairs_file, tmp_path, capsys):
+    pred = tmp_path / "pred.tsv"
+    main(["-q", "align", "--input", str(pairs_file), "--output", str(pred)])
+    capsys.readouterr()
+    assert main(["evaluate", "--gold", str(pred), "--pred", str(pred), "--pairs", str(pairs_file)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["task1"]["f1"] == 1.0
+    assert set(result) >= {"task1", "task2", "with_identical", "counts"}
+
+
+def test_train_lr_and_align_with_model(pairs_file, tmp_path, capsys):
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("aligned\ta1-0-0-0\ta1-1-0-0\ts\tc\naligned\ta1-0-1-0\ta1-1-1-0\ts\tc\n")
+    model = tmp_path / "lr_model"
+    assert main(["-q", "train", "--method", "lr", "--pairs", str(pairs_file), "--gold", str(gold),
+                 "--out", str(model)]) == 0
+    meta = json.loads((model / "model.json").read_text())
+    assert meta["method"] == "lr" and meta["format_version"] == 1
+    out = tmp_path / "o.tsv"
+    assert main(["-q", "align", "--input", str(pairs_file), "--output", str(out), "--model", str(model)]) == 0
+    assert {(r.simple_id, r.complex_id) for r in read_alignment_tsv(out)} >= {("a1-0-0-0", "a1-1-0-0")}
+
+
+def test_tune_baseline_and_paragraphs(pairs_file, tmp_path, capsys):
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("aligned\ta1-0-0-0\ta1-1-0-0\ts\tc\naligned\ta1-0-1-0\ta1-1-1-0\ts\tc\n")
+    assert main(["-q", "tune", "--pairs", str(pairs_file), "--gold", str(gold), "--method", "tfidf"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["task1"]["f1"] == 1.0 and 0 <= res["threshold"] < 1
+    assert main(["-q", "tune", "--pairs", str(pairs_file), "--gold", str(gold), "--paragraphs", "news",
+                 "--eval-pairs", str(pairs_file), "--eval-gold", str(gold)]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["recall"] == 1.0 and res["eval"]["recall"] == 1.0
+
+
+def test_methods_lists_default(capsys):
+    assert main(["methods"]) == 0
+    assert "sequence" in capsys.readouterr().out
+
+
+def test_module_entry_point(pairs_file, tmp_path):
+    out = tmp_path / "o.tsv"
+    proc = subprocess.run([sys.executable, "-m", "alignment_engine", "align", "--input", str(pairs_file),
+                           "--output", str(out)], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text().count("\n") >= 2
+    bad = subprocess.run([sys.executable, "-m", "alignment_engine", "align", "--input", str(tmp_path / "none")],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode == 2

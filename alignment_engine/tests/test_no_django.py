@@ -1,0 +1,32 @@
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULES = ["alignment_engine", "alignment_engine.types", "alignment_engine.io", "alignment_engine.errors",
+           "alignment_engine.similarity", "alignment_engine.paragraphs", "alignment_engine.baselines",
+           "alignment_engine.evaluation", "alignment_engine.sequence", "alignment_engine.api", "alignment_engine.cli",
+           "alignment_engine.text"]
+
+
+def test_engine_imports_without_django():
+    code = (
+        "import sys\n"
+        f"for name in {MODULES!r}:\n"
+        "    __import__(name)\n"
+        "bad = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.'))\n"
+        "print('DJANGO' if bad else 'CLEAN', len(sys.modules))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("CLEAN"), proc.stdout
+
+
+def test_lexical_engine_does_not_import_torch():
+    """The default method and the baselines start fast: no torch import on the way."""
+    code = ("import sys, alignment_engine.api, alignment_engine.cli\n"
+            "print('TORCH' if 'torch' in sys.modules else 'LIGHT')\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "LIGHT"
