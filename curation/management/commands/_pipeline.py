@@ -59,3 +59,14 @@ def follow(command: Any, job_id: int, timeout: float | None) -> None:
     except TimeoutError as exc:
         raise CommandError(str(exc)) from exc
     report(command, job_id)
+
+
+def run_guarded(job_id: int, body: Any) -> None:
+    """Run a job body in this process (``--sync``); an exception fails the job, like the task does."""
+    import traceback
+
+    try:
+        body()
+    except Exception as exc:
+        jobs.fail(job_id, "".join(traceback.format_exception(exc)), message=f"{type(exc).__name__}: {exc}"[:500])
+        raise CommandError(f"job {job_id} failed: {type(exc).__name__}: {exc}") from exc

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from tqdm import tqdm
 
-from curation.management.commands._pipeline import add_run_mode, follow, get_corpus, pair_pks, report
+from curation.management.commands._pipeline import add_run_mode, follow, get_corpus, pair_pks, report, run_guarded
 from curation.services import prepopulate
 
 
@@ -35,7 +35,7 @@ class Command(BaseCommand):
                     bar.total = total
                     bar.update(done - bar.n)
 
-                prepopulate.run_job(job.pk, progress=progress)
+                run_guarded(job.pk, lambda: prepopulate.run_job(job.pk, progress=progress))
             report(self, job.pk)
         elif opts["wait"]:
             follow(self, job.pk, opts["timeout"])

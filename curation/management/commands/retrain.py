@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from curation.management.commands._pipeline import add_run_mode, follow, get_corpus, report
+from curation.management.commands._pipeline import add_run_mode, follow, get_corpus, report, run_guarded
 from curation.services import retrain
 
 
@@ -44,7 +44,7 @@ class Command(BaseCommand):
         job = retrain.start_job(params, corpus=corpus, enqueue=not opts["sync"])
         if opts["sync"]:
             with tqdm(total=4, desc="retrain", unit="stage") as bar:
-                retrain.run_job(job.pk, echo=lambda msg: bar.set_postfix_str(msg[:60]))
+                run_guarded(job.pk, lambda: retrain.run_job(job.pk, echo=lambda msg: bar.set_postfix_str(msg[:60])))
                 bar.update(4 - bar.n)
             report(self, job.pk)
         elif opts["wait"]:

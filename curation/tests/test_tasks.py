@@ -1,0 +1,82 @@
+"""Celery tasks run eagerly: routing, quiet exits, enqueue on commit, failures, transient retries."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import InterfaceError, OperationalError
+
+from config.celery import app
+from curation import tasks
+from curation.models import Job, ModelVersion, PredictedAlignment, RunChunk
+from curation.services import align_corpus, prepopulate
+from curation.tests.pipeline_corpus import build_corpus, expected_alignment
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def eager():  # type: ignore[no-untyped-def]
+    old = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = old
+
+
+@pytest.mark.parametrize(
+    ("name", "queue"),
+    [("curation.tasks.align_chunk", "align"), ("curation.tasks.prepopulate_job", "align"),
+     ("curation.tasks.retrain_job", "train")],
+)
+def test_routes(name: str, queue: str) -> None:
+    assert app.amqp.router.route({}, name)["queue"].name == queue
+
+
+def test_only_transient_errors_are_retried() -> None:
+    for task in (tasks.align_chunk, tasks.prepopulate_job, tasks.retrain_job):
+        assert OperationalError in task.autoretry_for and InterfaceError in task.autoretry_for
+        assert ValueError not in task.autoretry_for
+        assert task.ignore_result
+
+
+def test_tasks_exit_quietly_when_rows_are_gone(eager) -> None:  # type: ignore[no-untyped-def]
+    assert tasks.align_chunk.delay(10**9).get() == "gone"
+    assert tasks.prepopulate_job.delay(10**9).get() == "gone"
+    assert tasks.retrain_job.delay(10**9).get() == "gone"
+
+
+def test_run_is_enqueued_on_commit_and_completes(eager, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    corpus = build_corpus(n_articles=3)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), chunk_size=1)
+        align_corpus.enqueue_run(run)
+    assert len(callbacks) == 1 and not PredictedAlignment.objects.exists()  # nothing sent before commit
+    callbacks[0]()
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == Job.Status.SUCCEEDED and job.progress_done == 3
+    got = list(PredictedAlignment.objects.filter(run=run).values_list("simple_id", "complex_id"))
+    assert set(got) == expected_alignment(corpus) and len(got) == len(set(got))
+    # a duplicate delivery of every chunk changes nothing
+    for chunk in run.chunks.all():
+        assert tasks.align_chunk.delay(chunk.pk).get() == "skipped"
+    assert PredictedAlignment.objects.filter(run=run).count() == len(got)
+
+
+def test_failing_chunk_task_marks_job_failed(eager) -> None:  # type: ignore[no-untyped-def]
+    corpus = build_corpus(n_articles=1)
+    mv = ModelVersion.objects.create(name="broken", method="crf", language="en", path="/nonexistent/model")
+    run = align_corpus.plan_run(corpus, align_corpus.ModelChoice("crf", mv), chunk_size=1)
+    chunk = run.chunks.get()
+    assert tasks.align_chunk.delay(chunk.pk).get() == "failed"
+    chunk.refresh_from_db()
+    assert chunk.status == RunChunk.Status.FAILED and "Traceback" in chunk.error
+    assert Job.objects.get(pk=run.job_id).status == Job.Status.FAILED
+
+
+def test_prepopulate_job_through_the_task(eager, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    corpus = build_corpus(n_articles=2)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = prepopulate.start_job(corpus, None, prepopulate.PrepopulateOptions())
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    assert job.progress_done == job.progress_total == 2
+    assert job.result["pairs"] == 2 and job.result["candidates_total"] > 0
