@@ -83,11 +83,12 @@ def bars_svg(bars: Sequence[Bar], main_name: str, second_name: str, title: str, 
     left, right, top, row_h = 150, 70, 34, 34
     plot_w = 340
     width, height = left + plot_w + right, top + max(len(bars), 1) * row_h + 28
+    second_x = 10 + 17 + round(len(main_name) * 6.6) + 24
     body = [
-        f'<rect x="{left}" y="8" width="12" height="10" rx="2" fill="{BAR_MAIN}"/>'
-        f'<text x="{left + 17}" y="17" font-size="12" fill="{INK}">{escape(main_name)}</text>',
-        f'<rect x="{left + 190}" y="8" width="12" height="10" rx="2" fill="{BAR_SECOND}"/>'
-        f'<text x="{left + 207}" y="17" font-size="12" fill="{INK}">{escape(second_name)}</text>',
+        f'<rect x="10" y="8" width="12" height="10" rx="2" fill="{BAR_MAIN}"/>'
+        f'<text x="27" y="17" font-size="12" fill="{INK}">{escape(main_name)}</text>',
+        f'<rect x="{second_x}" y="8" width="12" height="10" rx="2" fill="{BAR_SECOND}"/>'
+        f'<text x="{second_x + 17}" y="17" font-size="12" fill="{INK}">{escape(second_name)}</text>',
     ]
     axis_y = top + len(bars) * row_h
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):

@@ -39,34 +39,22 @@ def verify_job(request: HttpRequest, job_id: int) -> HttpResponse:
             messages.error(request, "Bad item id.")
             return redirect(_job_url(job))
         item = get_object_or_404(JobItem.objects.select_related("candidate__complex", "candidate__simple"), pk=int(item_id), job=job)
-    upcoming = verification.next_items(job, after=item, limit=13)
-    if item is None and upcoming:
-        item = JobItem.objects.select_related("candidate__complex", "candidate__simple").get(pk=upcoming[0].item_id)
-        upcoming = upcoming[1:]
-    upcoming = upcoming[:12]
+    nav = verification.navigation(job, item)
+    if item is None and nav.current is not None:
+        item = JobItem.objects.select_related("candidate__complex", "candidate__simple").get(pk=nav.current)
+    by_item = {a.item_id: a for a in verification.queue(job).select_related("item__candidate__simple").filter(item_id__in=nav.upcoming)}
+    upcoming = [by_item[pk] for pk in nav.upcoming if pk in by_item]
     recent = verification.recently_verified(job)
     view = verification.item_view(item) if item is not None else None
-    # j/k order: recently verified (oldest first), the item on screen, then the queue.
-    trail = list(reversed(recent))
-    recent_items = dict(JobItem.objects.filter(job=job, candidate_id__in=[v.candidate_id for v in trail]).values_list("candidate_id", "pk"))
-    trail_ids = [recent_items[v.candidate_id] for v in trail if v.candidate_id in recent_items]
-    order = [pk for pk in trail_ids if item is None or pk != item.pk]
-    current_index = len(order)
-    if item is not None:
-        order.append(item.pk)
-    order += [a.item_id for a in upcoming]
-    prev_url = f"{_job_url(job)}?item={order[current_index - 1]}" if current_index > 0 else ""
-    next_index = current_index + 1 if item is not None else current_index
-    next_url = f"{_job_url(job)}?item={order[next_index]}" if next_index < len(order) else ""
     context = {
         "job": job,
         "view": view,
         "counts": verification.queue_counts(job),
         "upcoming": upcoming,
         "recent": recent,
-        "recent_rows": [(v, recent_items.get(v.candidate_id, "")) for v in recent],
-        "prev_url": prev_url,
-        "next_url": next_url,
+        "recent_rows": [(v, nav.recent_items.get(v.candidate_id, "")) for v in recent],
+        "prev_url": _job_url(job) + f"?item={nav.prev}" if nav.prev else "",
+        "next_url": _job_url(job) + f"?item={nav.next}" if nav.next else "",
         "choices": [(i + 1, value, label) for i, (value, label) in enumerate(AlignmentLabel.choices)],
     }
     return render(request, "annotation/verify_job.html", context)

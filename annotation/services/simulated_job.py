@@ -64,7 +64,7 @@ def create_simulated_job(
     if n_items < 1:
         raise ValueError(f"n_items must be >= 1, got {n_items}")
     rng = np.random.default_rng(seed)
-    tag = uuid.uuid4().hex[:10]
+    tag = uuid.uuid4().hex[:6]
     corpus, _ = Corpus.objects.get_or_create(name="simulated jobs", defaults={"language": "en"})
     article = Article.objects.create(corpus=corpus, slug=f"sim{tag}", title=name, content_hash=tag)
     complex_doc = Document.objects.create(article=article, level=0, level_label="complex")
@@ -89,10 +89,10 @@ def create_simulated_job(
     sim = simulate(n_items, accuracies=accuracies, priors=priors, per_tier=per_tier, seed=seed)
     user_model = get_user_model()
     users = user_model.objects.bulk_create(
-        [user_model(username=f"sim-{tag}-{code:03d}", password="!") for code in range(sim.judgments.n_annotators)]
+        [user_model(username=f"sim{tag}-{code:02d}", password="!") for code in range(sim.judgments.n_annotators)]
     )
     if users and users[0].pk is None:  # backends without RETURNING
-        users = list(user_model.objects.filter(username__startswith=f"sim-{tag}-").order_by("username"))
+        users = list(user_model.objects.filter(username__startswith=f"sim{tag}-").order_by("username"))
     group, _ = Group.objects.get_or_create(name=Role.ANNOTATOR.value)
     group.user_set.add(*users)
     tests_correct = rng.binomial(tests_per_annotator, sim.annotator_accuracy)

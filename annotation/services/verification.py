@@ -68,12 +68,9 @@ def queue_counts(job: LabelingJob) -> QueueCounts:
     )
 
 
-def next_items(job: LabelingJob, after: JobItem | None = None, limit: int = 12) -> list[AggregatedLabel]:
-    """The head of the queue, leaving out ``after`` (the item on screen)."""
-    qs = queue(job).select_related("item__candidate__simple")
-    if after is not None:
-        qs = qs.exclude(item=after)
-    return list(qs[:limit])
+def queue_item_ids(job: LabelingJob) -> list[int]:
+    """Item ids of the whole queue, in queue order (one small query; used for j/k navigation)."""
+    return list(queue(job).values_list("item_id", flat=True))
 
 
 def recently_verified(job: LabelingJob, limit: int = 8) -> list[VerifiedLabel]:
@@ -81,6 +78,36 @@ def recently_verified(job: LabelingJob, limit: int = 8) -> list[VerifiedLabel]:
     return list(
         VerifiedLabel.objects.filter(job=job).select_related("candidate", "verifier").order_by("-verified_at", "-id")[:limit]
     )
+
+
+@dataclass
+class Navigation:
+    """Where j/k lead from the item on screen: recently verified pairs (oldest first), then the queue."""
+
+    current: int | None  # item on screen (the queue head when none was asked for)
+    prev: int | None
+    next: int | None
+    upcoming: list[int]  # queue items after the current one (at most ``limit``)
+    recent_items: dict[int, int]  # candidate id -> item id of recently verified pairs
+
+
+def navigation(job: LabelingJob, item: JobItem | None, limit: int = 12, recent: int = 8) -> Navigation:
+    queue_ids = queue_item_ids(job)
+    recent_rows = recently_verified(job, recent)
+    recent_items = dict(
+        JobItem.objects.filter(job=job, candidate_id__in=[v.candidate_id for v in recent_rows]).values_list("candidate_id", "pk")
+    )
+    trail = [recent_items[v.candidate_id] for v in reversed(recent_rows) if v.candidate_id in recent_items]
+    current = item.pk if item is not None else (queue_ids[0] if queue_ids else None)
+    order = trail + queue_ids  # disjoint: trail items are verified, queue items are not
+    if current is not None and current in order:
+        index = order.index(current)
+        prev = order[index - 1] if index > 0 else None
+        nxt = order[index + 1] if index + 1 < len(order) else None
+        after = queue_ids[queue_ids.index(current) + 1 :] if current in queue_ids else queue_ids
+    else:  # verified a while ago: back to the trail, forward to the queue
+        prev, nxt, after = (trail[-1] if trail else None), (queue_ids[0] if queue_ids else None), queue_ids
+    return Navigation(current=current, prev=prev, next=nxt, upcoming=after[:limit], recent_items=recent_items)
 
 
 @dataclass
