@@ -1,3 +1,13 @@
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
+from rest_framework.routers import DefaultRouter
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from annotation import api
+
+router = DefaultRouter()
+router.register("jobs", api.JobViewSet, basename="labelingjob")
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("answers/", api.answer, name="annotation-answer"),
+    path("questions/<str:token>/context/", api.context, name="annotation-context"),
+    *router.urls,
+]

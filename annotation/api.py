@@ -1,0 +1,140 @@
+"""REST API for annotators: jobs, next question, answers (throttled), own statistics, context.
+
+Annotators reach only their own work: a question is found by its token *and* its annotator.
+Session authentication enforces CSRF; answers use the DRF throttle scope ``answers``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.http import Http404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action, api_view, permission_classes, throttle_classes
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+
+from accounts.permissions import IsAnnotator
+from accounts.roles import Role, has_role
+from annotation.models import LabelingJob, Membership
+from annotation.serializers import (
+    AnswerRequestSerializer,
+    AnswerResultSerializer,
+    ContextSerializer,
+    ErrorSerializer,
+    JobSerializer,
+    MyStatsSerializer,
+    NextQuestionRequestSerializer,
+    QuestionSerializer,
+)
+from annotation.services import assignment, labeling, presenting
+
+
+class AnswerThrottle(ScopedRateThrottle):
+    """Scope ``answers``; the rate is read from settings at request time (tests may change it)."""
+
+    scope_attr = "throttle_scope"
+
+    def get_rate(self) -> str | None:
+        return settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {}).get(self.scope)
+
+
+def visible_jobs(user) -> QuerySet[LabelingJob]:  # type: ignore[no-untyped-def]
+    qs = LabelingJob.objects.select_related("corpus").order_by("-created_at")
+    if has_role(user, Role.RESEARCHER):
+        return qs
+    return qs.filter(status=LabelingJob.Status.OPEN)
+
+
+def error(detail: str, code: str, http_status: int, **extra: object) -> Response:
+    return Response({"detail": detail, "code": code, **extra}, status=http_status)
+
+
+class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
+    """Labeling jobs open to the caller (researchers and admins see every job)."""
+
+    serializer_class = JobSerializer
+    permission_classes = [IsAnnotator]
+
+    def get_queryset(self) -> QuerySet[LabelingJob]:
+        return visible_jobs(self.request.user)
+
+    @extend_schema(
+        request=NextQuestionRequestSerializer,
+        responses={
+            200: QuestionSerializer,
+            204: OpenApiResponse(description="nothing left for you in this job"),
+            403: ErrorSerializer,
+            409: ErrorSerializer,
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def next(self, request: Request, pk: str | None = None) -> Response:
+        """Reserve (or resume) your next question; ``exclude`` the tokens already on screen."""
+        job = self.get_object()
+        body = NextQuestionRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            found = assignment.next_question(job, request.user, tuple(body.validated_data["exclude"]))
+        except assignment.AnnotatorRemoved:
+            return error("You were removed from this job: your test-question accuracy fell below the threshold.", "removed", 403)
+        except assignment.JobClosed as exc:
+            return error(f"This job is {exc}.", "job_closed", 409)
+        if found is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        found = presenting.question_by_token(request.user, found.token)
+        return Response(QuestionSerializer(presenting.question_view(found).as_dict()).data)  # type: ignore[arg-type]
+
+    @extend_schema(responses=MyStatsSerializer)
+    @action(detail=True, methods=["get"])
+    def me(self, request: Request, pk: str | None = None) -> Response:
+        """Your own progress and test-question accuracy in this job."""
+        job = self.get_object()
+        membership = Membership.objects.filter(job=job, annotator=request.user).first()
+        return Response(MyStatsSerializer(presenting.my_stats(job, membership).as_dict()).data)
+
+
+@extend_schema(
+    request=AnswerRequestSerializer,
+    responses={200: AnswerResultSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 410: ErrorSerializer, 429: ErrorSerializer},
+)
+@api_view(["POST"])
+@permission_classes([IsAnnotator])
+@throttle_classes([AnswerThrottle])
+def answer(request: Request) -> Response:
+    """Answer a question by its token. Resubmitting the same token returns the first result.
+
+    429 with ``code`` ``too_fast`` when the minimum time per question has not passed (nothing stored);
+    429 with ``code`` ``throttled`` when answers come faster than the rate limit.
+    """
+    body = AnswerRequestSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    try:
+        result = labeling.submit_answer(request.user, body.validated_data["token"], body.validated_data["label"])
+    except labeling.TooFast as exc:
+        return error(str(exc), "too_fast", 429, wait_seconds=round(exc.wait_seconds, 1))
+    except labeling.QuestionGone as exc:
+        return error(str(exc), "gone", 410)
+    except labeling.Removed as exc:
+        return error(str(exc), "removed", 403)
+    except labeling.InvalidLabel as exc:
+        return error(str(exc), "invalid", 400)
+    return Response(AnswerResultSerializer(result.as_dict()).data)
+
+
+answer.cls.throttle_scope = "answers"  # type: ignore[attr-defined]
+
+
+@extend_schema(responses={200: ContextSerializer, 404: ErrorSerializer})
+@api_view(["GET"])
+@permission_classes([IsAnnotator])
+def context(request: Request, token: str) -> Response:
+    """The paragraphs around the two sentences of one of your questions."""
+    found = presenting.question_by_token(request.user, token)
+    if found is None:
+        raise Http404("no such question of yours")
+    return Response(ContextSerializer(asdict(presenting.context_view(found))).data)

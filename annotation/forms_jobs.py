@@ -1,0 +1,50 @@
+"""The job-creation form (researchers and admins)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from annotation.models import LabelingJob
+from curation.models import Corpus
+
+GOLD_CHOICES = [
+    ("none", "No test questions"),
+    ("reference", "Gold sentence alignments imported for this corpus"),
+    ("verified", "Labels verified in-house"),
+    ("tsv", "Upload a TSV (label, simple id, complex id, explanation)"),
+]
+
+
+class JobForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    corpus = forms.ModelChoiceField(queryset=Corpus.objects.order_by("name"))
+    strategy = forms.ChoiceField(choices=LabelingJob.Strategy.choices, initial=LabelingJob.Strategy.PARAGRAPH)
+    top_k = forms.IntegerField(min_value=1, max_value=10, initial=3, label="Top k (Wikipedia strategy)")
+    pair_ids = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Document pair ids, one per line or comma-separated; empty = every pair of the corpus.",
+    )
+    judgments_per_pair = forms.IntegerField(min_value=1, max_value=50, initial=5)
+    test_question_every = forms.IntegerField(
+        min_value=0, max_value=50, initial=5, label="One test question in every", help_text="0 = no test questions"
+    )
+    min_seconds = forms.IntegerField(min_value=0, max_value=600, initial=10, label="Minimum seconds per question")
+    accuracy_threshold = forms.FloatField(min_value=0, max_value=1, initial=0.85)
+    min_test_questions = forms.IntegerField(min_value=1, max_value=100, initial=4, label="Test answers before the threshold applies")
+    reservation_minutes = forms.IntegerField(min_value=1, max_value=240, initial=15)
+    gold_source = forms.ChoiceField(choices=GOLD_CHOICES, initial="reference", label="Test questions from")
+    gold_file = forms.FileField(required=False, label="Gold TSV")
+    max_tests = forms.IntegerField(min_value=0, max_value=5000, initial=50, label="At most this many test questions")
+    instructions = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), label="Extra instructions")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("gold_source") == "tsv" and not data.get("gold_file"):
+            self.add_error("gold_file", "Choose a TSV file, or another source of test questions.")
+        return data
+
+    def pair_id_list(self) -> list[str]:
+        raw = self.cleaned_data.get("pair_ids") or ""
+        return [p.strip() for p in raw.replace(",", "\n").splitlines() if p.strip()]

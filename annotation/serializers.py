@@ -1,0 +1,74 @@
+"""API shapes for annotators. Questions carry no gold label and no hint of being a test."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from annotation.models import LabelingJob
+from curation.models import AlignmentLabel
+
+
+class JobSerializer(serializers.ModelSerializer[LabelingJob]):
+    corpus = serializers.CharField(source="corpus.name", read_only=True)
+
+    class Meta:
+        model = LabelingJob
+        fields = [
+            "id", "name", "corpus", "status", "strategy", "judgments_per_pair", "test_question_every", "min_seconds",
+            "accuracy_threshold", "min_test_questions", "reservation_minutes", "instructions", "created_at",
+        ]
+        read_only_fields = fields
+
+
+class QuestionSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    token = serializers.CharField(help_text="opaque id of this question; send it back with the answer")
+    complex = serializers.CharField(help_text="the sentence of the more complex document")
+    simple = serializers.CharField(help_text="the sentence of the simpler document")
+
+
+class NextQuestionRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    exclude = serializers.ListField(
+        child=serializers.CharField(max_length=40), required=False, default=list, max_length=4,
+        help_text="tokens already on screen (to preload the following question)",
+    )
+
+
+class AnswerRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    token = serializers.CharField(max_length=40)
+    label = serializers.ChoiceField(choices=AlignmentLabel.choices)
+
+
+class AnswerResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    token = serializers.CharField()
+    label = serializers.CharField()
+    duplicate = serializers.BooleanField(help_text="true when this token was answered before (nothing new stored)")
+    missed = serializers.BooleanField(help_text="true when the answer missed a known answer; see explanation")
+    expected_label = serializers.CharField(allow_blank=True)
+    explanation = serializers.CharField(allow_blank=True)
+    removed = serializers.BooleanField()
+    answered = serializers.IntegerField()
+    accuracy = serializers.FloatField(allow_null=True)
+
+
+class MyStatsSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    answered = serializers.IntegerField()
+    tests_answered = serializers.IntegerField()
+    accuracy = serializers.FloatField(allow_null=True)
+    removed = serializers.BooleanField()
+    page_position = serializers.IntegerField()
+    page_size = serializers.IntegerField()
+
+
+class ContextSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    complex_before = serializers.ListField(child=serializers.CharField())
+    complex_sentence = serializers.CharField()
+    complex_after = serializers.ListField(child=serializers.CharField())
+    simple_before = serializers.ListField(child=serializers.CharField())
+    simple_sentence = serializers.CharField()
+    simple_after = serializers.ListField(child=serializers.CharField())
+
+
+class ErrorSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    detail = serializers.CharField()
+    code = serializers.CharField()
+    wait_seconds = serializers.FloatField(required=False)

@@ -1,0 +1,117 @@
+"""What an annotator sees: a question (identical for items and test questions: no gold, no kind),
+its paragraph context, and their own statistics. Nothing here may reveal a gold label."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q, Sum
+
+from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, Membership
+from curation.models import Sentence
+
+
+@dataclass(frozen=True)
+class QuestionView:
+    token: str
+    complex_text: str
+    simple_text: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"token": self.token, "complex": self.complex_text, "simple": self.simple_text}
+
+
+def _candidate(assignment: Assignment) -> CandidatePair:
+    source = assignment.item if assignment.item_id is not None else assignment.test_question
+    if source is None:  # the model allows it, the services never create it
+        raise ValueError(f"assignment {assignment.pk} has neither an item nor a test question")
+    return source.candidate
+
+
+def with_sentences(qs):  # type: ignore[no-untyped-def]
+    return qs.select_related(
+        "item__candidate__simple", "item__candidate__complex",
+        "test_question__candidate__simple", "test_question__candidate__complex",
+    )
+
+
+def question_view(assignment: Assignment) -> QuestionView:
+    cand = _candidate(assignment)
+    return QuestionView(assignment.token, cand.complex.text, cand.simple.text)
+
+
+def question_by_token(user: AbstractBaseUser, token: str) -> Assignment | None:
+    return with_sentences(Assignment.objects.filter(token=token, annotator=user)).first()
+
+
+@dataclass(frozen=True)
+class ContextView:
+    complex_before: list[str]
+    complex_sentence: str
+    complex_after: list[str]
+    simple_before: list[str]
+    simple_sentence: str
+    simple_after: list[str]
+
+
+def _around(sentence: Sentence) -> tuple[list[str], list[str]]:
+    rows = list(Sentence.objects.filter(paragraph_id=sentence.paragraph_id).order_by("position").values_list("position", "text"))
+    return [t for p, t in rows if p < sentence.position], [t for p, t in rows if p > sentence.position]
+
+
+def context_view(assignment: Assignment) -> ContextView:
+    cand = _candidate(assignment)
+    cb, ca = _around(cand.complex)
+    sb, sa = _around(cand.simple)
+    return ContextView(cb, cand.complex.text, ca, sb, cand.simple.text, sa)
+
+
+@dataclass(frozen=True)
+class MyStats:
+    answered: int
+    tests_answered: int
+    accuracy: float | None
+    removed: bool
+    page_position: int
+    page_size: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "answered": self.answered,
+            "tests_answered": self.tests_answered,
+            "accuracy": self.accuracy,
+            "removed": self.removed,
+            "page_position": self.page_position,
+            "page_size": self.page_size,
+        }
+
+
+def my_stats(job: LabelingJob, membership: Membership | None) -> MyStats:
+    size = max(job.test_question_every, 1) if job.test_question_every else 5
+    if membership is None:
+        return MyStats(0, 0, None, False, 0, size)
+    return MyStats(
+        membership.questions_answered,
+        membership.tests_answered,
+        membership.accuracy,
+        membership.removed,
+        membership.questions_answered % size,
+        size,
+    )
+
+
+def job_progress(job: LabelingJob) -> dict[str, int]:
+    agg = JobItem.objects.filter(job=job).aggregate(
+        items=Count("pk"), judgments=Sum("judgments_count"), complete=Count("pk", filter=Q(judgments_count__gte=job.judgments_per_pair))
+    )
+    items = agg["items"] or 0
+    return {
+        "items": items,
+        "judgments": agg["judgments"] or 0,
+        "wanted": items * job.judgments_per_pair,
+        "complete": agg["complete"] or 0,
+        "tests": job.test_questions.count(),
+        "annotators": job.memberships.count(),
+        "removed": job.memberships.filter(removed=True).count(),
+    }

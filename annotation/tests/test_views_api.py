@@ -1,0 +1,206 @@
+"""Pages and API: no gold in an annotator's HTML/JSON, identical test questions, min time,
+idempotency, privacy, CSRF, throttling, job creation, paragraph correction."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from annotation.models import Assignment, Judgment, LabelingJob, ParagraphAlignmentRevision
+from annotation.services import assignment
+from annotation.tests.factories import gold_rows, make_corpus, make_job
+
+pytestmark = pytest.mark.django_db
+
+
+def api_for(user, csrf: bool = False) -> APIClient:  # type: ignore[no-untyped-def]
+    client = APIClient(enforce_csrf_checks=csrf)
+    client.force_login(user)
+    return client
+
+
+def normalised(html: str, *texts: str) -> str:
+    for t in texts:
+        html = html.replace(t, "TEXT")
+    html = re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"', "CSRF", html)
+    html = re.sub(r'"X-CSRFToken": "[^"]+"', "CSRF", html)
+    return re.sub(r'id="lab-token" value="[^"]+"', "TOKEN", html)
+
+
+def test_test_questions_look_exactly_like_ordinary_ones(client, make_user):
+    job = make_job(every=1, min_seconds=0)  # every question is a test question
+    explanations = list(job.test_questions.values_list("explanation", flat=True))
+    tester, plain = make_user("tess", "annotator"), make_user("paul", "annotator")
+    client.force_login(tester)
+    html_test = client.get(reverse("annotation:label", args=[job.pk])).content.decode()
+    a_test = Assignment.objects.get(annotator=tester)
+    assert a_test.test_question_id is not None
+    for text in explanations:
+        assert text not in html_test
+    assert "gold" not in html_test.lower() and "test_question" not in html_test
+
+    # the other annotator has seen every test question already, so gets an ordinary item
+    now = timezone.now()
+    for n, tq in enumerate(job.test_questions.all()):
+        Assignment.objects.create(job=job, annotator=plain, test_question=tq, token=f"seen{n}", served_at=now, expires_at=now, answered_at=now)
+    client.force_login(plain)
+    html_item = client.get(reverse("annotation:label", args=[job.pk])).content.decode()
+    a_item = Assignment.objects.get(annotator=plain, item__isnull=False)
+    assert a_item.item_id is not None
+    cand_t, cand_i = a_test.test_question.candidate, a_item.item.candidate
+    html_test = normalised(html_test, cand_t.simple.text, cand_t.complex.text, tester.username)
+    html_item = normalised(html_item, cand_i.simple.text, cand_i.complex.text, plain.username)
+    assert html_test == html_item
+
+
+def test_api_question_has_no_gold_and_same_keys(make_user):
+    job = make_job(every=1)
+    user = make_user("tess", "annotator")
+    api = api_for(user)
+    r = api.post(reverse("labelingjob-next", args=[job.pk]), {}, format="json")
+    assert r.status_code == 200 and set(r.json()) == {"token", "complex", "simple"}
+    body = r.content.decode()
+    for expl, gold in job.test_questions.values_list("explanation", "gold_label"):
+        assert expl not in body and gold not in body
+    job.test_question_every = 0
+    job.save()
+    r2 = api_for(make_user("paul", "annotator")).post(reverse("labelingjob-next", args=[job.pk]), {}, format="json")
+    assert set(r2.json()) == set(r.json())
+    # the context of a question is the annotator's own business
+    ctx = api.get(reverse("annotation-context", args=[r.json()["token"]]))
+    assert ctx.status_code == 200 and r.json()["simple"] in ctx.json()["simple_sentence"]
+    assert api_for(make_user("eve", "annotator")).get(reverse("annotation-context", args=[r.json()["token"]])).status_code == 404
+
+
+def test_api_answer_flow_too_fast_idempotent_private(make_user):
+    job = make_job(every=0, min_seconds=30)
+    user = make_user("anna2", "annotator")
+    api = api_for(user)
+    q = api.post(reverse("labelingjob-next", args=[job.pk]), {}, format="json").json()
+    r = api.post(reverse("annotation-answer"), {"token": q["token"], "label": "aligned"}, format="json")
+    assert r.status_code == 429 and r.json()["code"] == "too_fast" and "30 seconds" in r.json()["detail"]
+    assert not Judgment.objects.exists()
+    job.min_seconds = 0
+    job.save()
+    first = api.post(reverse("annotation-answer"), {"token": q["token"], "label": "aligned"}, format="json")
+    again = api.post(reverse("annotation-answer"), {"token": q["token"], "label": "aligned"}, format="json")
+    assert first.status_code == again.status_code == 200
+    assert again.json()["duplicate"] is True and Judgment.objects.count() == 1
+    other = api_for(make_user("eve", "annotator"))
+    assert other.post(reverse("annotation-answer"), {"token": q["token"], "label": "notAligned"}, format="json").status_code == 410
+    assert api.post(reverse("annotation-answer"), {"token": q["token"], "label": "maybe"}, format="json").status_code == 400
+    me = api.get(reverse("labelingjob-me", args=[job.pk])).json()
+    assert me["answered"] == 1 and me["removed"] is False
+    assert api.get(reverse("labelingjob-list")).json()["results"][0]["id"] == job.pk
+
+
+def test_csrf_is_enforced_for_session_auth(make_user):
+    job = make_job(every=0)
+    api = api_for(make_user("anna2", "annotator"), csrf=True)
+    assert api.post(reverse("labelingjob-next", args=[job.pk]), {}, format="json").status_code == 403
+    assert api.post(reverse("annotation-answer"), {"token": "x", "label": "aligned"}, format="json").status_code == 403
+
+
+def test_answers_are_throttled(make_user, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"answers": "3/min"}}
+    job = make_job(every=0)
+    api = api_for(make_user("anna2", "annotator"))
+    codes = []
+    for _ in range(4):
+        q = api.post(reverse("labelingjob-next", args=[job.pk]), {}, format="json").json()
+        codes.append(api.post(reverse("annotation-answer"), {"token": q["token"], "label": "aligned"}, format="json").status_code)
+    assert codes == [200, 200, 200, 429]
+
+
+def test_removed_annotator_sees_kind_page_and_api_refuses(client, make_user):
+    job = make_job(every=1, min_tests=1, threshold=0.99)
+    user = make_user("anna2", "annotator")
+    api = api_for(user)
+    q = api.post(reverse("labelingjob-next", args=[job.pk]), {}, format="json").json()
+    gold = Assignment.objects.get(token=q["token"]).test_question.gold_label
+    wrong = "notAligned" if gold != "notAligned" else "aligned"
+    r = api.post(reverse("annotation-answer"), {"token": q["token"], "label": wrong}, format="json").json()
+    assert r["missed"] and r["removed"] and r["explanation"]
+    assert api.post(reverse("labelingjob-next", args=[job.pk]), {}, format="json").status_code == 403
+    client.force_login(user)
+    page = client.get(reverse("annotation:label", args=[job.pk]))
+    assert page.status_code == 403 and "Thank you for your work" in page.content.decode()
+
+
+def test_schema_lists_annotation_endpoints(client, admin_user):
+    client.force_login(admin_user)
+    schema = client.get("/api/schema/").content.decode()
+    for path in ("/api/annotation/jobs/{id}/next/", "/api/annotation/answers/", "/api/annotation/jobs/{id}/me/"):
+        assert path in schema
+
+
+def test_roles_guard_pages(client, annotator, verifier):
+    pair = make_corpus(n_articles=1).pairs.get()
+    client.force_login(annotator)
+    assert client.get(reverse("annotation:correct_pair", args=[pair.pk])).status_code == 403
+    assert client.get(reverse("annotation:job_new")).status_code == 403
+    assert client.get(reverse("annotation:home")).status_code == 200
+    client.force_login(verifier)
+    assert client.get(reverse("annotation:job_new")).status_code == 403
+
+
+def test_job_form_with_tsv_upload(client, researcher):
+    corpus = make_corpus()
+    tsv = "".join(f"{r.label}\t{r.simple_id}\t{r.complex_id}\t{r.explanation}\n" for r in gold_rows(corpus))
+    client.force_login(researcher)
+    r = client.post(
+        reverse("annotation:job_new"),
+        {
+            "name": "Pilot", "corpus": corpus.pk, "strategy": "paragraph", "top_k": 3, "pair_ids": "",
+            "judgments_per_pair": 5, "test_question_every": 5, "min_seconds": 10, "accuracy_threshold": 0.85,
+            "min_test_questions": 4, "reservation_minutes": 15, "gold_source": "tsv", "max_tests": 50,
+            "gold_file": SimpleUploadedFile("gold.tsv", tsv.encode()),
+        },
+    )
+    job = LabelingJob.objects.get(name="Pilot")
+    assert r.status_code == 302 and job.test_questions.count() == 6 and job.items.exists()
+    assert "Only the colour and size match." in job.test_questions.values_list("explanation", flat=True)
+    detail = client.get(reverse("annotation:job_detail", args=[job.pk]))
+    assert detail.status_code == 200 and "Pilot" in detail.content.decode()
+    bad = client.post(reverse("annotation:job_new"), {"name": "x", "corpus": corpus.pk, "gold_source": "tsv"})
+    assert bad.status_code == 200 and LabelingJob.objects.count() == 1
+
+
+def test_correction_page_lock_and_save(client, verifier, make_user):
+    pair = make_corpus(n_articles=1).pairs.get()
+    client.force_login(verifier)
+    page = client.get(reverse("annotation:correct_pair", args=[pair.pk])).content.decode()
+    assert "Locked to you until" in page and 'data-readonly="0"' in page
+    r = client.post(reverse("annotation:correct_pair", args=[pair.pk]), {"links": "0-0,1-1,2-2,3-3", "action": "save"})
+    assert r.status_code == 302
+    rev = ParagraphAlignmentRevision.objects.filter(pair=pair, source="manual").get()
+    assert rev.user == verifier and rev.links == [[0, 0], [1, 1], [2, 2], [3, 3]]
+    client.force_login(make_user("otto", "verifier"))
+    other = client.get(reverse("annotation:correct_pair", args=[pair.pk])).content.decode()
+    assert "Being corrected by <strong>vera</strong> until" in other and 'data-readonly="1"' in other
+    client.post(reverse("annotation:correct_pair", args=[pair.pk]), {"links": "0-0"})
+    assert ParagraphAlignmentRevision.objects.filter(pair=pair, source="manual").count() == 1
+    assert client.get(reverse("annotation:correct_index")).status_code == 200
+
+
+def test_label_page_and_fallback_form(client, annotator):
+    job = make_job(every=0, min_seconds=0)
+    client.force_login(annotator)
+    page = client.get(reverse("annotation:label", args=[job.pk]))
+    assert page.status_code == 200
+    token = Assignment.objects.get(annotator=annotator).token
+    assert token in page.content.decode()
+    ctx = client.get(reverse("annotation:context", args=[token]))
+    assert ctx.status_code == 200 and "<mark>" in ctx.content.decode()
+    client.post(reverse("annotation:answer_form", args=[job.pk]), {"token": token, "label": "partialAligned"})
+    assert Judgment.objects.get(annotator=annotator).label == "partialAligned"
+    assert client.get(reverse("annotation:instructions", args=[job.pk])).status_code == 200
+    # everything answered -> the done page
+    while (a := assignment.next_question(job, annotator)) is not None:
+        client.post(reverse("annotation:answer_form", args=[job.pk]), {"token": a.token, "label": "aligned"})
+    assert "Nothing left for you" in client.get(reverse("annotation:label", args=[job.pk])).content.decode()

@@ -1,0 +1,103 @@
+"""Job pages: the annotator's home (my jobs), creating a job, a job's overview."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Sum
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from accounts.permissions import role_required
+from accounts.roles import Role, has_role
+from annotation.forms_jobs import JobForm
+from annotation.models import LabelingJob, Membership
+from annotation.services import jobs, presenting
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    """Open jobs with the user's own progress; researchers also see every job and can create one."""
+    if not has_role(request.user, Role.ANNOTATOR, Role.VERIFIER, Role.RESEARCHER):
+        raise PermissionDenied("Your role does not give access to labeling.")
+    is_researcher = has_role(request.user, Role.RESEARCHER)
+    qs = LabelingJob.objects.select_related("corpus").annotate(n_items=Count("items", distinct=True))
+    if not is_researcher:
+        qs = qs.filter(status=LabelingJob.Status.OPEN)
+    mine = {m.job_id: m for m in Membership.objects.filter(annotator=request.user)}
+    rows = [(job, presenting.my_stats(job, mine.get(job.pk))) for job in qs.order_by("-created_at")[:200]]
+    return render(request, "annotation/home.html", {"rows": rows, "is_researcher": is_researcher})
+
+
+@role_required(Role.RESEARCHER)
+def job_new(request: HttpRequest) -> HttpResponse:
+    form = JobForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        corpus = data["corpus"]
+        settings = jobs.JobSettings(
+            judgments_per_pair=data["judgments_per_pair"],
+            test_question_every=data["test_question_every"],
+            min_seconds=data["min_seconds"],
+            accuracy_threshold=data["accuracy_threshold"],
+            min_test_questions=data["min_test_questions"],
+            reservation_minutes=data["reservation_minutes"],
+            top_k=data["top_k"],
+            instructions=data["instructions"],
+        )
+        try:
+            pairs = corpus.pairs.all()
+            pair_ids = form.pair_id_list()
+            if pair_ids:
+                pairs = pairs.filter(pair_id__in=pair_ids)
+            gold: list[tuple[int, str, str]] = []
+            source = data["gold_source"]
+            if source == "tsv":
+                text = data["gold_file"].read().decode("utf-8-sig", errors="replace")
+                gold = jobs.gold_from_rows(corpus, jobs.parse_gold_tsv(text, data["gold_file"].name))
+            elif source == "reference":
+                gold = jobs.gold_from_reference(corpus, pairs)
+            elif source == "verified":
+                gold = jobs.gold_from_verified(pairs)
+            if source != "none" and not gold:
+                raise jobs.JobError("the chosen source has no gold pairs for these document pairs")
+            job = jobs.create_job(
+                name=data["name"], corpus=corpus, created_by=request.user, strategy=data["strategy"],
+                pair_ids=pair_ids, settings=settings, gold=gold, max_tests=data["max_tests"] if source != "none" else 0,
+            )
+        except jobs.JobError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Job “{job.name}” created with {job.items.count()} pairs and {job.test_questions.count()} test questions.")
+            return redirect("annotation:job_detail", job.pk)
+    return render(request, "annotation/job_new.html", {"form": form})
+
+
+@role_required(Role.RESEARCHER)
+def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(LabelingJob.objects.select_related("corpus", "created_by"), pk=job_id)
+    if request.method == "POST":
+        new_status = request.POST.get("status", "")
+        if new_status in LabelingJob.Status.values:
+            job.status = new_status
+            job.save(update_fields=["status"])
+            messages.success(request, f"Job is now {job.get_status_display()}.")
+        return redirect("annotation:job_detail", job.pk)
+    members = (
+        Membership.objects.filter(job=job)
+        .select_related("annotator")
+        .order_by("removed", "-questions_answered")
+    )
+    seconds = job.judgments.filter(is_valid=True).aggregate(total=Sum("seconds"), n=Count("pk"))
+    return render(
+        request,
+        "annotation/job_detail.html",
+        {
+            "job": job,
+            "progress": presenting.job_progress(job),
+            "members": members,
+            "mean_seconds": (seconds["total"] / seconds["n"]) if seconds["n"] else None,
+            "statuses": LabelingJob.Status.choices,
+        },
+    )

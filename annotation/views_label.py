@@ -1,0 +1,72 @@
+"""The labeling page (keyboard 1/2/3, timer, preloaded next question), instructions,
+paragraph context on demand (htmx), and a no-JavaScript answer fallback."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.permissions import role_required
+from accounts.roles import Role
+from annotation.models import LabelingJob, Membership
+from annotation.services import assignment, labeling, presenting
+from curation.models import AlignmentLabel
+
+LABELERS = (Role.ANNOTATOR, Role.VERIFIER, Role.RESEARCHER)
+
+ANSWERS = [
+    (1, AlignmentLabel.ALIGNED.value, "Aligned", "same meaning"),
+    (2, AlignmentLabel.PARTIAL.value, "Partially aligned", "share some content"),
+    (3, AlignmentLabel.NOT_ALIGNED.value, "Not aligned", "different content"),
+]
+
+
+@role_required(*LABELERS)
+def label_page(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(LabelingJob, pk=job_id)
+    context: dict[str, object] = {"job": job, "answers": ANSWERS}
+    try:
+        found = assignment.next_question(job, request.user)
+    except assignment.AnnotatorRemoved:
+        return render(request, "annotation/removed.html", {"job": job}, status=403)
+    except assignment.JobClosed:
+        return render(request, "annotation/label_done.html", {"job": job, "closed": True})
+    membership = Membership.objects.get(job=job, annotator=request.user)
+    context["stats"] = presenting.my_stats(job, membership)
+    if found is None:
+        return render(request, "annotation/label_done.html", {"job": job, "closed": False, **context})
+    found = presenting.question_by_token(request.user, found.token)
+    context["question"] = presenting.question_view(found)  # type: ignore[arg-type]
+    return render(request, "annotation/label.html", context)
+
+
+@role_required(*LABELERS)
+def instructions(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(LabelingJob, pk=job_id)
+    return render(request, "annotation/instructions.html", {"job": job, "answers": ANSWERS})
+
+
+@role_required(*LABELERS)
+def context_partial(request: HttpRequest, token: str) -> HttpResponse:
+    found = presenting.question_by_token(request.user, token)
+    if found is None:
+        raise Http404("no such question of yours")
+    return render(request, "annotation/_context.html", {"ctx": presenting.context_view(found)})
+
+
+@require_POST
+@role_required(*LABELERS)
+def answer_form(request: HttpRequest, job_id: int) -> HttpResponse:
+    """Fallback without JavaScript: answer, then back to the labeling page (PRG)."""
+    try:
+        result = labeling.submit_answer(request.user, request.POST.get("token", ""), request.POST.get("label", ""))
+    except labeling.TooFast as exc:
+        messages.error(request, str(exc))
+    except labeling.AnswerError as exc:
+        messages.error(request, str(exc))
+    else:
+        if result.missed:
+            messages.warning(request, f"That was a check question: expected “{result.expected_label}”. {result.explanation}")
+    return redirect("annotation:label", job_id)

@@ -1,0 +1,162 @@
+// Labeling page: keys 1/2/3 answer, C shows context, the next question is preloaded.
+// Plain fetch against the annotation API (session auth + CSRF header); no build step.
+(function () {
+  "use strict";
+  const lab = document.getElementById("lab");
+  if (!lab) return;
+  const $ = (id) => document.getElementById(id);
+  const csrf = document.querySelector("input[name=csrfmiddlewaretoken]").value;
+  const minSeconds = Number(lab.dataset.minSeconds || 0);
+  const pageSize = Number(lab.dataset.pageSize || 5);
+  let token = $("lab-token").value;
+  let shownAt = Date.now();
+  let preloaded = null;      // next question, already reserved for us
+  let busy = false;
+  let explaining = false;
+  let answered = Number($("lab-answered").textContent || 0);
+
+  function post(url, body) {
+    return fetch(url, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf, "Accept": "application/json" },
+      body: JSON.stringify(body),
+    });
+  }
+
+  function notice(text, kind) {
+    const el = $("lab-notice");
+    el.textContent = text; el.className = "lab-notice " + (kind || ""); el.hidden = !text;
+  }
+
+  function tick() {
+    const s = (Date.now() - shownAt) / 1000;
+    $("lab-seconds").textContent = Math.floor(s);
+    const ready = s >= minSeconds;
+    $("lab-timer").classList.toggle("ready", ready);
+    $("lab-timer-fill").style.width = (minSeconds ? Math.min(100, (100 * s) / minSeconds) : 100) + "%";
+  }
+  setInterval(tick, 250);
+
+  function dots() {
+    const pos = answered % pageSize;
+    document.querySelectorAll("#lab-dots i").forEach((d, i) => d.classList.toggle("done", i < pos));
+    $("lab-answered").textContent = answered;
+  }
+
+  async function preload() {
+    preloaded = null;
+    try {
+      const r = await post(lab.dataset.nextUrl, { exclude: [token] });
+      if (r.status === 200) preloaded = await r.json();
+    } catch (e) { /* the next question is fetched on demand */ }
+  }
+
+  function show(q) {
+    token = q.token;
+    $("lab-token").value = q.token;
+    $("lab-complex").textContent = q.complex;
+    $("lab-simple").textContent = q.simple;
+    const ctx = $("lab-context"); ctx.hidden = true; ctx.innerHTML = "";
+    $("lab-context-btn").firstChild.textContent = "Show paragraphs ";
+    shownAt = Date.now(); tick();
+    $("lab-q").classList.remove("fade"); void $("lab-q").offsetWidth; $("lab-q").classList.add("fade");
+    preload();
+  }
+
+  async function advance() {
+    let q = preloaded;
+    if (!q || q.token === token) {
+      const r = await post(lab.dataset.nextUrl, { exclude: [token] });
+      if (r.status === 403) { window.location.reload(); return; }
+      if (r.status !== 200) { finish(); return; }
+      q = await r.json();
+    }
+    preloaded = null;
+    show(q);
+  }
+
+  function finish() {
+    $("lab-form").hidden = true; $("lab-done").hidden = false; notice("");
+  }
+
+  async function answer(label) {
+    if (busy || explaining) return;
+    busy = true;
+    document.querySelectorAll(".lab-answer").forEach((b) => b.classList.toggle("chosen", b.value === label));
+    try {
+      const r = await post(lab.dataset.answerUrl, { token: token, label: label });
+      const data = await r.json().catch(() => ({}));
+      if (r.status === 200) {
+        notice("");
+        if (!data.duplicate) answered = data.answered;
+        if (data.accuracy !== null && data.accuracy !== undefined) $("lab-accuracy").textContent = Math.round(data.accuracy * 100) + " %";
+        dots();
+        if (data.removed) { window.location.reload(); return; }
+        if (data.missed) { explain(label, data); return; }
+        await advance();
+      } else if (r.status === 429) {
+        notice(data.detail || "Too fast: please wait a few seconds.", "warn");
+      } else if (r.status === 410) {
+        notice(data.detail || "This question expired.", "warn");
+        preloaded = null; await advance();
+      } else if (r.status === 403) {
+        window.location.reload();
+      } else {
+        notice(data.detail || "Could not save the answer; please try again.", "error");
+      }
+    } catch (e) {
+      notice("Network problem: the answer was not saved; please try again.", "error");
+    } finally {
+      busy = false;
+      document.querySelectorAll(".lab-answer").forEach((b) => b.classList.remove("chosen"));
+    }
+  }
+
+  const labels = { aligned: "aligned", partialAligned: "partially aligned", notAligned: "not aligned" };
+  function explain(given, data) {
+    explaining = true;
+    $("lab-explain-given").textContent = labels[given] || given;
+    $("lab-explain-given").className = "badge " + given;
+    $("lab-explain-expected").textContent = labels[data.expected_label] || data.expected_label;
+    $("lab-explain-expected").className = "badge " + data.expected_label;
+    $("lab-explain-text").textContent = data.explanation;
+    $("lab-explain").hidden = false; $("lab-form").classList.add("dim");
+    $("lab-continue").focus();
+  }
+  async function endExplain() {
+    explaining = false;
+    $("lab-explain").hidden = true; $("lab-form").classList.remove("dim");
+    await advance();
+  }
+
+  function toggleContext() {
+    const ctx = $("lab-context");
+    if (!ctx.hidden) { ctx.hidden = true; $("lab-context-btn").firstChild.textContent = "Show paragraphs "; return; }
+    const url = lab.dataset.contextUrl.replace("TOKEN", encodeURIComponent(token));
+    ctx.hidden = false; ctx.innerHTML = '<p class="muted">Loading…</p>';
+    $("lab-context-btn").firstChild.textContent = "Hide paragraphs ";
+    if (window.htmx) { window.htmx.ajax("GET", url, { target: "#lab-context", swap: "innerHTML" }); }
+    else { fetch(url, { credentials: "same-origin" }).then((r) => r.text()).then((t) => { ctx.innerHTML = t; }); }
+  }
+
+  $("lab-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const label = ev.submitter ? ev.submitter.value : null;
+    if (label) answer(label);
+  });
+  $("lab-context-btn").addEventListener("click", toggleContext);
+  $("lab-continue").addEventListener("click", endExplain);
+  document.addEventListener("keydown", (ev) => {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (ev.target.matches("input[type=text], textarea")) return;
+    if (explaining) {
+      if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); endExplain(); }
+      return;
+    }
+    const button = document.querySelector('.lab-answer[data-key="' + ev.key + '"]');
+    if (button) { ev.preventDefault(); answer(button.value); return; }
+    if (ev.key === "c" || ev.key === "C") { ev.preventDefault(); toggleContext(); }
+    if (ev.key === "?") { window.open(document.querySelector(".lab-title a").href, "_blank"); }
+  });
+  tick(); preload();
+})();
