@@ -118,8 +118,10 @@ def plan_run(
     return run
 
 
-def enqueue_run(run: AlignmentRun) -> None:
-    """Send one task per pending chunk once the surrounding transaction commits."""
+def enqueue_run(run: AlignmentRun, queue: str | None = None) -> None:
+    """Send one task per pending chunk once the surrounding transaction commits.
+
+    ``queue`` overrides the route (``align``), e.g. to keep a dedicated pool of workers apart."""
     from curation.tasks import align_chunk
 
     chunk_ids = list(run.chunks.filter(status=RunChunk.Status.PENDING).values_list("pk", flat=True))
@@ -127,7 +129,7 @@ def enqueue_run(run: AlignmentRun) -> None:
 
     def send() -> None:
         for chunk_id in chunk_ids:
-            align_chunk.delay(chunk_id)
+            align_chunk.apply_async((chunk_id,), queue=queue) if queue else align_chunk.delay(chunk_id)
         if job_id is not None:
             Job.objects.filter(pk=job_id, celery_task_id="").update(celery_task_id=f"chunks:{len(chunk_ids)}")
 
