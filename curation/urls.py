@@ -10,4 +10,5 @@ urlpatterns = [
     path("pairs/<int:pair_id>/", views.pair_detail, name="pair_detail"),
     path("import/", views.import_upload, name="import_upload"),
     path("", include("curation.urls_pipeline")),
+    path("", include("curation.urls_exports")),
 ]
