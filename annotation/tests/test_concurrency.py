@@ -1,0 +1,93 @@
+"""20 annotators race on PostgreSQL: no item over capacity, no judgment lost or duplicated,
+retries idempotent, removals in the middle of the race keep the counters exact."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import pytest
+from django.db import connection, connections
+
+from annotation.models import Assignment, JobItem, Judgment, Membership
+from annotation.services import assignment, labeling
+from annotation.tests.factories import make_job
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+N_ANNOTATORS = 20
+N_BAD = 3  # answer every check question wrongly and get removed mid-race
+
+
+@pytest.fixture
+def postgres_only():  # type: ignore[no-untyped-def]
+    if connection.vendor != "postgresql":
+        pytest.skip("concurrency test needs PostgreSQL (set DATABASE_URL=postgres://...)")
+
+
+def test_twenty_annotators_race(postgres_only, make_user):  # type: ignore[no-untyped-def]
+    job = make_job(n_articles=3, judgments_per_pair=3, every=5, min_tests=1, threshold=0.85, min_seconds=0)
+    users = [make_user(f"racer{i}", "annotator") for i in range(N_ANNOTATORS)]
+    bad = {u.pk for u in users[:N_BAD]}
+    barrier = threading.Barrier(N_ANNOTATORS)
+    told: dict[int, list[tuple[str, str]]] = {u.pk: [] for u in users}  # accepted (token, label), not duplicates
+    errors: list[BaseException] = []
+
+    def work(user) -> None:  # type: ignore[no-untyped-def]
+        try:
+            barrier.wait()
+            for _ in range(500):
+                try:
+                    a = assignment.next_question(job, user)
+                except assignment.AnnotatorRemoved:
+                    return
+                if a is None:
+                    return
+                label = "aligned"
+                if a.test_question_id is not None:
+                    gold = a.test_question.gold_label
+                    label = ("notAligned" if gold != "notAligned" else "aligned") if user.pk in bad else gold
+                try:
+                    first = labeling.submit_answer(user, a.token, label)
+                except labeling.Removed:
+                    return
+                retry = labeling.submit_answer(user, a.token, label)  # a client retry: must not count twice
+                assert retry.duplicate and retry.label == first.label
+                if not first.duplicate:
+                    told[user.pk].append((a.token, label))
+                if first.removed:
+                    return
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, args=(u,)) for u in users]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors[:3]
+
+    cap = job.judgments_per_pair
+    items = list(JobItem.objects.filter(job=job))
+    valid = Counter(Judgment.objects.filter(job=job, is_valid=True).values_list("item_id", flat=True))
+    for item in items:
+        assert item.judgments_count == valid[item.pk] <= cap, item.pk
+        assert item.reserved_count == Assignment.objects.filter(item=item, answered_at__isnull=True).count()
+    # with 17 good annotators every pair got all its judgments
+    assert all(valid[item.pk] == cap for item in items)
+    # nothing the clients were told is lost, nothing is duplicated
+    removed = set(Membership.objects.filter(job=job, removed=True).values_list("annotator_id", flat=True))
+    assert removed and removed <= bad  # a bad annotator who met no check question before the end stays
+    for m in Membership.objects.filter(job=job, annotator_id__in=bad):
+        assert m.removed == (m.tests_answered >= 1)
+    for user in users:
+        for token, label in told[user.pk]:
+            a = Assignment.objects.get(token=token)
+            assert a.answered_at is not None and a.answer == label
+            if a.item_id is not None:
+                j = Judgment.objects.get(item_id=a.item_id, annotator=user)
+                assert j.label == label and j.is_valid == (user.pk not in removed)
+    told_items = sum(1 for u in users for t, _ in told[u.pk] if Assignment.objects.get(token=t).item_id)
+    assert Judgment.objects.filter(job=job).count() == told_items
