@@ -172,3 +172,22 @@ def test_demo_corpus_has_simplification_phenomena(demo_dir):
     elementary = [s for p in pair_as_plain(DocumentPair.objects.get(pair_id="city_bikes.1_2"))["simple"] for s in p]
     assert "A station is a place where people can take a bike and bring it back." in elementary  # added explanation
     assert sum(len(p) for p in pair["simple"]) > 0 and len(simple_sents) != len(complex_sents)
+
+
+def test_split_files_process_pool_matches_serial_and_reports_errors(demo_dir, tmp_path, monkeypatch):
+    from curation.importers import leveled_text
+
+    files = sorted(demo_dir.glob("*.txt"))
+    assert len(files) >= leveled_text.POOL_MIN_FILES
+    monkeypatch.setenv("IMPORT_WORKERS", "1")
+    assert leveled_text._workers(len(files)) == 1
+    serial = leveled_text.split_files(files, "en")
+    monkeypatch.setenv("IMPORT_WORKERS", "2")
+    assert leveled_text._workers(len(files)) == 2
+    assert leveled_text._workers(3) == 1  # small imports stay in-process
+    assert leveled_text.split_files(files, "en") == serial  # same order, same sentences
+    bad = tmp_path / "bad.en.1.txt"
+    bad.write_bytes(b"ok\n\x81\x8d\x8f\x90\x9d\n")
+    with pytest.raises(ImportFailed, match="neither UTF-8 nor Windows-1252") as info:
+        leveled_text.split_files([*files, bad], "en")
+    assert info.value.path == str(bad) and info.value.line == 2
