@@ -1,0 +1,159 @@
+"""Headless Chromium: correct a paragraph alignment; label a page of five with the keyboard;
+get refused for answering too fast; get removed after failing test questions.
+
+Screenshots go to $ARTIFACTS_DIR (default artifacts/): correct*.png, label*.png, instructions.png,
+too-fast.png, explanation.png, removed.png, jobs.png.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.test import Client
+
+from annotation.models import Assignment, Judgment, Membership, ParagraphAlignmentRevision
+from annotation.models import TestAnswer as TestAnswerRow
+from annotation.tests.factories import make_corpus, make_job
+
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+ARTIFACTS = Path(os.environ.get("ARTIFACTS_DIR", "artifacts"))
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+KEY_FOR = {"aligned": "1", "partialAligned": "2", "notAligned": "3"}
+WRONG = {"aligned": "notAligned", "partialAligned": "notAligned", "notAligned": "aligned"}
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def browser():  # type: ignore[no-untyped-def]
+    chromium = shutil.which("chromium")
+    if not chromium:
+        pytest.skip("Debian's chromium is not installed (scripts/ensure_chromium.sh installs it); browser test skipped")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Python is not installed")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def page_for(browser, live_server, user):  # type: ignore[no-untyped-def]
+    client = Client()
+    client.force_login(user)
+    context = browser.new_context(viewport={"width": 1360, "height": 860})
+    context.add_cookies(
+        [{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": live_server.url}]
+    )
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return context.new_page()
+
+
+def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    page.wait_for_timeout(150)  # let the last repaint land
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+def current(page) -> Assignment:  # type: ignore[no-untyped-def]
+    return Assignment.objects.select_related("test_question").get(token=page.locator("#lab-token").input_value())
+
+
+def test_correct_paragraph_alignment(browser, live_server, verifier) -> None:  # type: ignore[no-untyped-def]
+    pair = make_corpus(n_articles=1).pairs.get()
+    page = page_for(browser, live_server, verifier)
+    page.goto(f"{live_server.url}/annotate/correct/")
+    shot(page, "correct-index.png")
+    page.click("text=Correct next pair")
+    page.wait_for_selector("#cx-svg path", state="attached")
+    n_auto = int(page.locator("#cx-count").inner_text())
+    assert page.locator("#cx-svg path").count() == n_auto > 0
+    shot(page, "correct.png")
+    # mouse: complex ¶2 then simple ¶3 adds a link
+    page.click('.cx-para[data-side="c"][data-pos="2"]')
+    page.click('.cx-para[data-side="s"][data-pos="3"]')
+    assert int(page.locator("#cx-count").inner_text()) == n_auto + 1
+    assert page.locator("#cx-dirty").is_visible()
+    # keyboard: cursor to complex ¶0, anchor it, switch to the simple side (its partner ¶0), Space unlinks
+    page.keyboard.press("Escape")
+    page.click('.cx-para[data-side="c"][data-pos="0"]')
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Space")
+    assert int(page.locator("#cx-count").inner_text()) == n_auto
+    shot(page, "correct-edited.png")
+    with page.expect_navigation():
+        page.keyboard.press("s")
+    assert "Saved" in page.locator(".messages").inner_text()
+    rev = ParagraphAlignmentRevision.objects.filter(pair=pair, source="manual").get()
+    assert rev.user_id == verifier.pk and [2, 3] in rev.added and [0, 0] in rev.removed
+    assert page.locator("#cx-dirty").is_hidden()
+
+
+def test_label_a_page_of_five_with_the_keyboard(browser, live_server, annotator) -> None:  # type: ignore[no-untyped-def]
+    job = make_job(min_seconds=1, every=5, min_tests=4)
+    page = page_for(browser, live_server, annotator)
+    page.goto(f"{live_server.url}/annotate/")
+    shot(page, "jobs.png")
+    page.goto(f"{live_server.url}/annotate/jobs/{job.pk}/instructions/")
+    shot(page, "instructions.png")
+    page.goto(f"{live_server.url}/annotate/jobs/{job.pk}/label/")
+    page.keyboard.press("c")
+    page.wait_for_selector("#lab-context mark")
+    shot(page, "label-context.png")
+    page.keyboard.press("c")
+    tokens = []
+    for n in range(5):
+        a = current(page)
+        tokens.append(a.token)
+        label = a.test_question.gold_label if a.test_question else ["aligned", "partialAligned", "notAligned"][n % 3]
+        time.sleep(1.15)
+        if n == 2:
+            shot(page, "label.png")
+        page.keyboard.press(KEY_FOR[label])
+        page.wait_for_function(f"document.getElementById('lab-answered').textContent === '{n + 1}'")
+        if n < 4:
+            page.wait_for_function(f"document.getElementById('lab-token').value !== '{a.token}'")
+    assert len(set(tokens)) == 5
+    assert Judgment.objects.filter(annotator=annotator, is_valid=True).count() == 4
+    assert TestAnswerRow.objects.filter(annotator=annotator, correct=True).count() == 1
+    assert Membership.objects.get(job=job, annotator=annotator).questions_answered == 5
+
+
+def test_refused_for_answering_too_fast(browser, live_server, annotator) -> None:  # type: ignore[no-untyped-def]
+    job = make_job(min_seconds=30, every=0)
+    page = page_for(browser, live_server, annotator)
+    page.goto(f"{live_server.url}/annotate/jobs/{job.pk}/label/")
+    token = page.locator("#lab-token").input_value()
+    page.keyboard.press("1")
+    notice = page.locator("#lab-notice")
+    notice.wait_for(state="visible")
+    assert "at least 30 seconds" in notice.inner_text()
+    assert page.locator("#lab-token").input_value() == token  # still the same question
+    shot(page, "too-fast.png")
+    assert not Judgment.objects.exists()
+
+
+def test_removed_after_failing_test_questions(browser, live_server, annotator) -> None:  # type: ignore[no-untyped-def]
+    job = make_job(min_seconds=1, every=1, min_tests=2, threshold=0.85)
+    page = page_for(browser, live_server, annotator)
+    page.goto(f"{live_server.url}/annotate/jobs/{job.pk}/label/")
+    a = current(page)
+    time.sleep(1.15)
+    page.keyboard.press(KEY_FOR[WRONG[a.test_question.gold_label]])
+    page.locator("#lab-explain").wait_for(state="visible")
+    assert a.test_question.explanation in page.locator("#lab-explain-text").inner_text()
+    shot(page, "explanation.png")
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"document.getElementById('lab-token').value !== '{a.token}'")
+    b = current(page)
+    time.sleep(1.15)
+    with page.expect_navigation():
+        page.keyboard.press(KEY_FOR[WRONG[b.test_question.gold_label]])
+    page.wait_for_selector("text=Thank you for your work on this job")
+    shot(page, "removed.png")
+    assert Membership.objects.get(job=job, annotator=annotator).removed
