@@ -117,7 +117,7 @@ def train_lr(pairs: Sequence[DocPair], gold: Sequence[Alignment], out_dir: str |
                 for p in pairs]
     model = _similarity.LogisticSimilarity.fit(examples)
     aligner = LogisticAligner(model)
-    tuned = tune_threshold(aligner, dev_pairs or pairs, dev_gold or gold, grid=np.round(np.arange(0.0, 1.0, 0.025), 3))
+    tuned = tune_threshold(aligner, dev_pairs or pairs, dev_gold or gold, grid=np.round(np.arange(0.0, 1.0, 0.025), 3).tolist())
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)

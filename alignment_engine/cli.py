@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from alignment_engine import api
 from alignment_engine.errors import EngineError, InputError
@@ -24,7 +25,7 @@ class Progress:
     def __init__(self, desc: str, enabled: bool = True) -> None:
         self.desc = desc
         self.enabled = enabled
-        self.bar = None
+        self.bar: Any = None
 
     def __call__(self, *args: object) -> None:
         if not self.enabled:
@@ -208,8 +209,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
                   "task1": tuned_t.task1, "task2": tuned_t.task2}
         if args.eval_pairs:
             e_pairs, e_gold = read_pairs_jsonl(args.eval_pairs), read_alignment_tsv(args.eval_gold)
-            pred = [a for doc in aligner.align(e_pairs) for a in doc]
-            scores = api.evaluate(e_gold, pred, e_pairs)
+            rows = [a for doc in aligner.align(e_pairs) for a in doc]
+            scores = api.evaluate(e_gold, rows, e_pairs)
             result["eval"] = {"pairs": args.eval_pairs, "task1": scores["task1"], "task2": scores["task2"]}
     text = json.dumps(result, indent=1)
     if args.out:

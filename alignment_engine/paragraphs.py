@@ -211,7 +211,7 @@ def merge_groups(links: Sequence[Link]) -> list[tuple[int, list[int]]]:
 def gold_paragraph_links(pairs: Sequence[DocPair], gold: Sequence[Alignment]) -> set[tuple[str, int, int]]:
     """``(pair_id, complex_paragraph, simple_paragraph)`` for every paragraph pair holding a gold sentence pair."""
     wanted = {p.pair_id for p in pairs}
-    out = set()
+    out: set[tuple[str, int, int]] = set()
     for r in gold:
         if not r.is_positive:
             continue
@@ -263,7 +263,7 @@ def tune_thresholds(pairs: Sequence[DocPair], gold: Sequence[Alignment], similar
         cache.append((pair, sm, paragraph_similarity_from_matrix(sm, pair.simple, pair.complex)))
 
     def predict(th: dict[str, float]) -> set[tuple[str, int, int]]:
-        out = set()
+        out: set[tuple[str, int, int]] = set()
         for pair, sm, sim_p in cache:
             if algorithm == "news":
                 align = align_news(sim_p, th)

@@ -36,12 +36,13 @@ NEG = -1e18
 class SequenceConfig:
     weights: dict[str, float] = field(default_factory=lambda: {"c3g": 0.5, "tfidf": 0.3, "jaccard": 0.2})
     containment_weight: float = 0.0  # adds w * max(containment) to the emission
+    context_weight: float = 0.0  # adds w * mean of the two diagonal neighbours' scores (context smoothing)
     null_threshold: float = 0.09
     null_relative: float = 0.2  # threshold = max(null_threshold, null_relative * median of row maxima)
     skip_cost: float = 0.2
     back_cost: float = 1.0
     repeat_cost: float = 0.02
-    combine: str = "simple"  # "simple" (one direction), "union", "intersection"
+    combine: str = "simple"  # "simple" (one direction), "union", "intersection", "union-adjacent"
     extra_threshold: float = 0.5
     neighbour_containment: float = 0.8
     neighbour_min_score: float = 0.15
@@ -63,6 +64,10 @@ def emission_matrix(simple: list[str], complex: list[str], config: SequenceConfi
     if config.containment_weight:
         cs, cc = containment(simple, complex)
         out = (out + config.containment_weight * np.maximum(cs, cc)) / (1.0 + config.containment_weight)
+    if config.context_weight:
+        padded = np.pad(out, 1)
+        context = (padded[:-2, :-2] + padded[2:, 2:]) / 2.0  # S[i-1, j-1] and S[i+1, j+1]
+        out = out + config.context_weight * context
     return out
 
 
@@ -139,7 +144,18 @@ def decode_pairs(scores: np.ndarray, cont_s: np.ndarray, cont_c: np.ndarray, con
         cols = np.flatnonzero(b >= 0)
         backward = np.zeros((m, n), dtype=bool)
         backward[b[cols], cols] = True
-        chosen = forward | backward if config.combine == "union" else forward & backward
+        if config.combine == "union":
+            chosen = forward | backward
+        elif config.combine == "intersection":
+            chosen = forward & backward
+        elif config.combine == "union-adjacent":
+            # backward-only pairs count when they neighbour a forward pair of the same simple sentence (merges)
+            beside = np.zeros_like(forward)
+            beside[:, 1:] |= forward[:, :-1]
+            beside[:, :-1] |= forward[:, 1:]
+            chosen = forward | (backward & beside)
+        else:
+            raise ValueError(f"unknown combine rule {config.combine!r}")
     # extra high-confidence pairs: best of their row or column and above extra_threshold
     row_best = scores >= scores.max(axis=1, keepdims=True)
     col_best = scores >= scores.max(axis=0, keepdims=True)
