@@ -109,6 +109,14 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--out", help="also write the result JSON here")
     _add_device(tu)
 
+    mp = sub.add_parser("make-pairs", help="build document-pair JSONL from a OneStopEnglish-style texts/ folder")
+    mp.add_argument("--onestop", required=True, help="folder with adv/, int-utf8/ (or int/) and ele/ subfolders")
+    mp.add_argument("--output", required=True, help="document-pair JSONL to write")
+    mp.add_argument("--combos", default="adv-int,int-ele",
+                    help="comma-separated complex-simple level pairs (default: the adjacent levels adv-int,int-ele)")
+    mp.add_argument("--int-folder", default="int-utf8", help="folder of the intermediate level (default int-utf8)")
+    mp.add_argument("--limit", type=int, help="only the first N articles")
+
     sub.add_parser("methods", help="list the alignment methods")
     return ap
 
@@ -219,6 +227,24 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_make_pairs(args: argparse.Namespace) -> int:
+    from alignment_engine.io import ONESTOP_LEVELS, onestop_pairs, write_pairs_jsonl
+
+    combos = []
+    for item in args.combos.split(","):
+        parts = item.strip().split("-")
+        if len(parts) != 2 or not all(p in ONESTOP_LEVELS for p in parts):
+            raise InputError(f"--combos: expected items like adv-int, got {item!r}")
+        combos.append((parts[0], parts[1]))
+    root = Path(args.onestop)
+    if not (root / "adv").is_dir():
+        raise InputError(f"{root}: no adv/ subfolder (expected the OneStopEnglish texts/ folder)")
+    pairs = onestop_pairs(root, combos, args.int_folder, args.limit)
+    write_pairs_jsonl(args.output, pairs)
+    print(f"{len(pairs)} document pairs written to {args.output}", file=sys.stderr)
+    return 0
+
+
 def cmd_methods(args: argparse.Namespace) -> int:
     for name in api.METHODS:
         mark = " (default)" if name == api.DEFAULT_METHOD else ""
@@ -228,6 +254,7 @@ def cmd_methods(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "align": cmd_align, "train": cmd_train, "evaluate": cmd_evaluate, "tune": cmd_tune, "methods": cmd_methods,
+    "make-pairs": cmd_make_pairs,
 }
 
 

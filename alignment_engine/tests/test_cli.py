@@ -118,3 +118,16 @@ def test_module_entry_point(pairs_file, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "alignment_engine", "align", "--input", str(tmp_path / "none")],
                          cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 2
+
+
+def test_make_pairs_from_onestop(shared_data, tmp_path):
+    from alignment_engine.io import read_pairs_jsonl
+
+    out = tmp_path / "ose.jsonl"
+    assert main(["make-pairs", "--onestop", str(shared_data / "onestopenglish" / "texts"), "--output", str(out),
+                 "--limit", "2"]) == 0
+    pairs = read_pairs_jsonl(out)
+    assert len(pairs) == 4
+    assert pairs[0].pair_id.endswith("_advint") and pairs[1].pair_id.endswith("_intele")
+    assert all(p.complex and p.simple for p in pairs)
+    assert main(["make-pairs", "--onestop", str(tmp_path), "--output", str(out)]) == 2
