@@ -200,7 +200,10 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, n_labels: int = len(LABELS)) -> fl
 
 def _co_rated_pairs(j: Judgments) -> tuple[np.ndarray, np.ndarray]:
     """Indices (first, second) of every pair of judgments on the same item (each unordered pair once)."""
-    order = np.argsort(j.items, kind="stable")
+    if len(j.items) < 2 or bool((j.items[1:] >= j.items[:-1]).all()):
+        order = np.arange(len(j.items))  # already grouped by item (the usual case): skip the sort
+    else:
+        order = np.argsort(j.items, kind="stable")
     items = j.items[order]
     n = len(items)
     if n == 0:
@@ -260,7 +263,13 @@ def pairwise_cohen(j: Judgments, min_shared: int = DEFAULT_MIN_SHARED) -> Pairwi
     ann_a, ann_b = np.where(swap, ann_b, ann_a), np.where(swap, ann_a, ann_b)
     lab_a, lab_b = np.where(swap, lab_b, lab_a), np.where(swap, lab_a, lab_b)
     pair_key = ann_a * np.int64(j.n_annotators) + ann_b
-    keys, pair_code = np.unique(pair_key, return_inverse=True)
+    if j.n_annotators**2 <= 4_000_000:  # few annotators: index pairs directly, no sort
+        present = np.bincount(pair_key, minlength=j.n_annotators**2) > 0
+        keys = np.flatnonzero(present)
+        code_of = np.cumsum(present) - 1
+        pair_code = code_of[pair_key]
+    else:
+        keys, pair_code = np.unique(pair_key, return_inverse=True)
     flat = np.bincount(pair_code * (k * k) + lab_a * k + lab_b, minlength=len(keys) * k * k)
     tables = flat.reshape(len(keys), k, k)
     return PairwiseKappa(

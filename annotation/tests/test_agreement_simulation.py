@@ -45,3 +45,16 @@ def test_per_annotator_agreement_orders_annotators_by_accuracy(sim: simulation.S
     report = agreement.job_agreement(sim.judgments)
     tiers = report.annotators.agreement.reshape(5, 5).mean(axis=1)
     assert list(tiers) == sorted(tiers, reverse=True)
+
+
+def test_simulate_job_script_prints_measured_and_expected_figures() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "simulate_job.py"
+    out = subprocess.run([sys.executable, str(script), "--items", "4000", "--seed", "3"], capture_output=True, text=True, check=True, timeout=120)
+    lines = {line[:40].strip(): line[40:].split() for line in out.stdout.splitlines() if len(line) > 40}
+    measured, expected, _ = lines["Fleiss' kappa"]
+    assert abs(float(measured) - float(expected)) < 0.03
+    assert "Dawid-Skene accuracy" in out.stdout

@@ -1,0 +1,85 @@
+"""Simulate a crowd job with annotators of known accuracy; compare measured agreement and recovered
+labels with what the simulation implies analytically.
+
+    .venv/bin/python scripts/simulate_job.py                          # 50k items, accuracies 0.95/0.9/0.8/0.7/0.6
+    .venv/bin/python scripts/simulate_job.py --items 20000 --accuracies 0.9,0.9,0.9,0.9,0.9
+    .venv/bin/python scripts/simulate_job.py --write-job "demo job" --items 400   # also create it in the database
+
+Model (annotation/simulation.py): each item has a true label drawn from the priors (aligned,
+partialAligned, notAligned); every item is judged by one annotator of each accuracy tier, who
+gives the true label with probability equal to their accuracy and otherwise one of the two
+other labels uniformly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from annotation import aggregation, agreement, simulation  # noqa: E402
+
+
+def _floats(text: str) -> tuple[float, ...]:
+    return tuple(float(x) for x in text.split(","))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=50_000)
+    parser.add_argument("--accuracies", type=_floats, default=simulation.DEFAULT_ACCURACIES)
+    parser.add_argument("--priors", type=_floats, default=simulation.DEFAULT_PRIORS, help="aligned,partialAligned,notAligned")
+    parser.add_argument("--per-tier", type=int, default=5, help="annotators per accuracy tier")
+    parser.add_argument("--min-shared", type=int, default=agreement.DEFAULT_MIN_SHARED)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--write-job", metavar="NAME", help="also create the simulated job in the database")
+    args = parser.parse_args()
+
+    sim = simulation.simulate(args.items, args.accuracies, args.priors, args.per_tier, args.seed)
+    report = agreement.job_agreement(sim.judgments, min_shared=args.min_shared)
+    mv = aggregation.majority_vote(sim.judgments, report.counts)
+    ds = aggregation.dawid_skene(sim.judgments, counts=report.counts)
+    mv_acc, ds_acc = float((mv.labels == sim.truth).mean()), float((ds.labels == sim.truth).mean())
+    exp_kappa = simulation.expected_mean_kappa(args.accuracies, args.priors)
+    exp_fleiss = simulation.expected_fleiss(args.accuracies, args.priors)
+    exp_mv = simulation.expected_majority_accuracy(args.accuracies, args.priors)
+    bayes = simulation.expected_bayes_accuracy(args.accuracies, args.priors)
+
+    print(f"{sim.judgments.size:,} judgments: {args.items:,} items x {len(args.accuracies)} tiers "
+          f"(accuracies {args.accuracies}, {args.per_tier} annotators each), priors {args.priors}, seed {args.seed}")
+    print(f"{'':<40}{'measured':>10}{'expected':>10}{'diff':>9}")
+    rows = [
+        (f"Cohen's kappa, mean of {report.cohen_pairs} pairs", report.cohen_mean, exp_kappa),
+        ("Fleiss' kappa", report.fleiss, exp_fleiss),
+        ("Krippendorff's alpha (nominal)", report.alpha, exp_fleiss),
+        ("majority vote accuracy", mv_acc, exp_mv),
+        (f"Dawid-Skene accuracy ({ds.iterations} it.)", ds_acc, bayes),
+    ]
+    for name, measured, expected in rows:
+        print(f"{name:<40}{measured:>10.4f}{expected:>10.4f}{measured - expected:>+9.4f}")
+    print("Dawid-Skene's expected value is the Bayes-optimal accuracy with the true confusion matrices.")
+    tiers = len(args.accuracies)
+    est = ds.annotator_accuracy.reshape(tiers, args.per_tier).mean(axis=1)
+    agree = report.annotators.agreement.reshape(tiers, args.per_tier).mean(axis=1)
+    print("per tier: true accuracy, Dawid-Skene estimate, agreement with the others' majority")
+    for a, e, g in zip(args.accuracies, est, agree, strict=True):
+        print(f"  {a:.2f}  {e:.3f}  {g:.3f}")
+
+    if args.write_job:
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+        import django
+
+        django.setup()
+        from annotation.services.simulated_job import create_simulated_job
+
+        job = create_simulated_job(args.write_job, n_items=args.items, accuracies=args.accuracies, priors=args.priors,
+                                   per_tier=args.per_tier, seed=args.seed)
+        print(f"created labeling job {job.pk} ({job.name}); see /annotate/jobs/{job.pk}/stats/ or "
+              f"`manage.py job_agreement {job.pk}`")
+
+
+if __name__ == "__main__":
+    main()
