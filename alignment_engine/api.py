@@ -52,14 +52,19 @@ def resolve_device(device: str = "auto") -> str:
     """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; ``cpu`` / ``cuda`` pass through."""
     if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
         raise ValueError(f"unknown device {device!r}; use auto, cpu or cuda")
-    if device != "auto":
+    if device == "cpu":
         return device
     try:
         import torch
 
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        available = torch.cuda.is_available()
     except ImportError:  # pragma: no cover - torch is a dependency
-        return "cpu"
+        available = False
+    if device == "auto":
+        return "cuda" if available else "cpu"
+    if not available:
+        raise ModelError(f"device {device!r} requested but torch sees no CUDA GPU; use --device cpu or auto")
+    return device
 
 
 def read_model_meta(model_dir: str | Path) -> dict:
@@ -95,7 +100,10 @@ def load_aligner(method: str = DEFAULT_METHOD, model_dir: str | Path | None = No
         config = SequenceConfig()
         if model_dir is not None:
             meta = read_model_meta(model_dir)
-            config = SequenceConfig(**meta.get("config", {}))
+            try:
+                config = SequenceConfig(**meta.get("config", {}))
+            except TypeError as e:
+                raise ModelError(f"{model_dir}: bad sequence config in {MODEL_META}: {e}") from None
         return SequenceAligner(config)
     meta = read_model_meta(model_dir) if model_dir is not None else {}
     if threshold is None and "threshold" in meta:

@@ -54,6 +54,7 @@ class Progress:
 
 
 def _add_device(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
                    help="where neural models run (default: auto = cuda when available)")
 
@@ -265,6 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (InputError, EngineError, ValueError) as e:
         print(f"alignment_engine: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `... | head`
+        return 0
     except OSError as e:
         print(f"alignment_engine: error: {e}", file=sys.stderr)
         return 2

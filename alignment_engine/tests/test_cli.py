@@ -131,3 +131,15 @@ def test_make_pairs_from_onestop(shared_data, tmp_path):
     assert pairs[0].pair_id.endswith("_advint") and pairs[1].pair_id.endswith("_intele")
     assert all(p.complex and p.simple for p in pairs)
     assert main(["make-pairs", "--onestop", str(tmp_path), "--output", str(out)]) == 2
+
+
+def test_sequence_model_dir_overrides_config(pairs_file, tmp_path):
+    model = tmp_path / "seq"
+    model.mkdir()
+    (model / "model.json").write_text(json.dumps({"format_version": 1, "method": "sequence",
+                                                  "config": {"null_threshold": 5.0, "extra_threshold": 9.0}}))
+    out = tmp_path / "o.tsv"
+    assert main(["-q", "align", "--input", str(pairs_file), "--output", str(out), "--model", str(model)]) == 0
+    assert out.read_text() == ""  # nothing clears a null threshold of 5
+    (model / "model.json").write_text(json.dumps({"method": "sequence", "config": {"nope": 1}}))
+    assert main(["-q", "align", "--input", str(pairs_file), "--output", str(out), "--model", str(model)]) == 2
