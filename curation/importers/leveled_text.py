@@ -21,6 +21,7 @@ import fnmatch
 import multiprocessing
 import os
 import re
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -90,12 +91,13 @@ def _split_file(job: tuple[str, str]) -> tuple[list[list[str]], tuple[str, int |
 def _workers(n_files: int) -> int:
     """Processes for sentence splitting: IMPORT_WORKERS, else one per CPU (at most 8).
 
-    1 (no pool) for small imports and inside daemonic processes (a Celery prefork child
-    may not start children).
+    1 (no pool) for small imports, inside daemonic processes (a Celery prefork child may not
+    start children) and in multi-threaded processes (forking a web server with threads
+    running can copy a held lock; uploads through the page are small anyway).
     """
     configured = os.environ.get("IMPORT_WORKERS", "").strip()
     workers = int(configured) if configured.isdigit() else min(os.cpu_count() or 1, 8)
-    if n_files < POOL_MIN_FILES or multiprocessing.current_process().daemon:
+    if n_files < POOL_MIN_FILES or multiprocessing.current_process().daemon or threading.active_count() > 1:
         return 1
     return max(1, min(workers, n_files))
 

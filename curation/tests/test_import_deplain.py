@@ -111,12 +111,21 @@ def test_split_into_always_gives_n_pieces_that_rejoin():
     assert " ".join(split_into("Er sagt: Komm her. Sie kommt.", 3, "de")) == "Er sagt: Komm her. Sie kommt."
 
 
+def _change_pair_id(text: str) -> str:
+    lines = text.split("\n")
+    lines[2] = lines[2].replace(",7,news,", ",8,news,")
+    return "\n".join(lines)
+
+
 BAD_PLANS = [
     ("wrong header", lambda: plan_csv().replace("original_id", "orig_id", 1), 1, "missing original_id"),
     ("short row", lambda: plan_csv() + "a,b,c\n", 7, "expected 18 columns, got 3"),
     ("bad id", lambda: plan_csv().replace("7-1-3-0|", "7-1-three-0|"), 5, "bad sentence id '7-1-three-0'"),
     ("wrong level", lambda: plan_csv().replace("Titel.,7-1-0--1,7-0-0-0", "Titel.,7-1-0--1,7-1-0-9"), 2, "should have level 0"),
     ("other pair", lambda: plan_csv().replace("7-0-5-0", "8-0-5-0"), 6, "is not from pair '7'"),
+    ("unclosed quote", lambda: plan_csv() + '"never closed,b\n', 7, "malformed CSV"),
+    ("x-x mixed", lambda: plan_csv().replace("7-0-x-x", "7-0-x-x|7-0-9-9"), 4, "mixes x-x with sentence ids"),
+    ("pair id changes", lambda: _change_pair_id(plan_csv()), 3, "differs from '7'"),
     ("id without text", lambda: plan_csv().replace(",Kurz. Noch kürzer.,", ",,"), 5, "has no text"),
 ]
 
