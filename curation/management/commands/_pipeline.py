@@ -67,6 +67,9 @@ def run_guarded(job_id: int, body: Any) -> None:
 
     try:
         body()
+    except KeyboardInterrupt:
+        jobs.mark_cancelled(job_id, "interrupted (Ctrl-C)")
+        raise
     except Exception as exc:
         jobs.fail(job_id, "".join(traceback.format_exception(exc)), message=f"{type(exc).__name__}: {exc}"[:500])
         raise CommandError(f"job {job_id} failed: {type(exc).__name__}: {exc}") from exc

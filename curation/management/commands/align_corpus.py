@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from curation import jobs
 from curation.management.commands._pipeline import add_run_mode, follow, get_corpus, pair_pks, report
 from curation.services import align_corpus
 
@@ -40,6 +41,9 @@ class Command(BaseCommand):
 
                 try:
                     align_corpus.run_inline(run, progress)
+                except KeyboardInterrupt:
+                    jobs.mark_cancelled(run.job_id, "interrupted (Ctrl-C)")  # type: ignore[arg-type]
+                    raise
                 except Exception as exc:
                     raise CommandError(f"{type(exc).__name__}: {exc}") from exc
             report(self, run.job_id)  # type: ignore[arg-type]
