@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from curation.models import (
     ReferenceAlignment,
     Sentence,
 )
+from curation.queries import pair_as_plain
 
 MODELS = (Corpus, Article, Document, Paragraph, Sentence, DocumentPair, ReferenceAlignment, ImportRecord)
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo" / "corpus"
@@ -57,3 +59,8 @@ def demo_dir() -> Path:
 def fast_password_hasher(settings):  # type: ignore[no-untyped-def]
     """PBKDF2 with a million rounds costs ~0.5 s per user on this machine; tests need no strength."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def plain_pair(pair: DocumentPair) -> dict[str, Any]:
+    """``pair_as_plain`` with a type the tests can index."""
+    return pair_as_plain(pair)

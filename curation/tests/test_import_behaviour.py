@@ -14,8 +14,7 @@ from django.urls import reverse
 from curation.importers import ImportFailed, run_import
 from curation.importers.base import keep_sentence
 from curation.models import Article, DocumentPair, ImportRecord, ReferenceAlignment, Sentence
-from curation.queries import pair_as_plain
-from curation.tests.conftest import options, row_counts
+from curation.tests.conftest import options, plain_pair, row_counts
 
 PAIR = {
     "pair_id": "p1",
@@ -62,7 +61,7 @@ def test_changed_text_needs_replace_and_replace_deletes_old_labels(write_file):
     summary = run_import(path, options("jsonl", replace=True))
     assert (summary.articles_replaced, summary.articles_created) == (1, 0)
     assert Article.objects.count() == 1 and ReferenceAlignment.objects.count() == 0
-    assert pair_as_plain(DocumentPair.objects.get())["simple"][1] == ["Tiny, but new."]
+    assert plain_pair(DocumentPair.objects.get())["simple"][1] == ["Tiny, but new."]
 
 
 @pytest.mark.django_db
@@ -87,7 +86,7 @@ def test_keep_sentence_rule():
 def test_drop_short_drops_short_and_colon_sentences_and_empty_paragraphs(write_file):
     summary = run_import(write_file("pairs.jsonl", jsonl(PAIR)), options("jsonl", drop_short=True))
     assert summary.sentences_dropped == 3  # "Contents:", "Short one.", "Tiny."
-    plain = pair_as_plain(DocumentPair.objects.get())
+    plain = plain_pair(DocumentPair.objects.get())
     assert plain["complex"] == [["The long original sentence is here."], ["Another full sentence stays."]]
     assert plain["simple"] == [["A simple sentence stays here."]]
     assert Sentence.objects.filter(text="Tiny.").count() == 0

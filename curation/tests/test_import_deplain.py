@@ -12,8 +12,7 @@ import pytest
 from curation.importers import ImportFailed, run_import
 from curation.importers.deplain import COLUMNS, split_into
 from curation.models import Article, Document, DocumentPair, ReferenceAlignment, Sentence
-from curation.queries import pair_as_plain
-from curation.tests.conftest import options, row_counts
+from curation.tests.conftest import options, plain_pair, row_counts
 
 META = {
     "pair_id": "7",
@@ -63,7 +62,7 @@ def test_plan_rebuilds_documents_ids_and_gold(write_file):
     assert (complex_doc.level, complex_doc.level_label, complex_doc.title) == (0, "c2", "Schwerer Titel")
     assert (simple_doc.level, simple_doc.level_label, simple_doc.title) == (1, "a2", "Einfacher Titel")
     pair = DocumentPair.objects.get(pair_id="7")
-    plain = pair_as_plain(pair)
+    plain = plain_pair(pair)
     # title id -1 sorts first; the joined row is peeled with the text known from the deletion row;
     # paragraph 3 and sentence 2 are renumbered (gaps); the repeated simple id counts once
     assert plain["complex"] == [
@@ -188,7 +187,7 @@ def _check_split(shared_data: Path, split: str, max_text_diffs: int) -> int:
     assert summary.articles_created == len(ref_pairs)
     text_diffs = 0
     for pair in DocumentPair.objects.filter(corpus__name=f"DEplain {split}").select_related("corpus", "complex", "simple"):
-        ours, ref = pair_as_plain(pair), ref_pairs[pair.pair_id]
+        ours, ref = plain_pair(pair), ref_pairs[pair.pair_id]
         for side in ("complex", "simple"):
             # same paragraphs, same number of sentences in each: every id is the shared one
             assert [len(p) for p in ours[side]] == [len(p) for p in ref[side]], (pair.pair_id, side)

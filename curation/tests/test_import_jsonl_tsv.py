@@ -8,8 +8,7 @@ import pytest
 
 from curation.importers import ImportFailed, run_import
 from curation.models import AlignmentLabel, DocumentPair, ReferenceAlignment, Sentence
-from curation.queries import pair_as_plain
-from curation.tests.conftest import options, row_counts
+from curation.tests.conftest import options, plain_pair, row_counts
 
 PAIR = {
     "pair_id": "p1",
@@ -30,7 +29,7 @@ def test_jsonl_import_pairs_and_ids(write_file):
     summary = run_import(path, options("jsonl"))
     assert (summary.articles_created, summary.documents, summary.pairs, summary.sentences) == (2, 4, 2, 10)
     pair = DocumentPair.objects.get(pair_id="p1")
-    assert pair_as_plain(pair) == {"pair_id": "p1", "language": "en", "complex": PAIR["complex"], "simple": PAIR["simple"]}
+    assert plain_pair(pair) == {"pair_id": "p1", "language": "en", "complex": PAIR["complex"], "simple": PAIR["simple"]}
     sentence = Sentence.objects.get(document=pair.complex, paragraph_position=1, position=0)
     assert sentence.local_id(pair.pair_id, 1) == "p1-1-1-0" and sentence.text == "Then it slept."
     assert DocumentPair.objects.get(pair_id="p2").article.title == "Cats"

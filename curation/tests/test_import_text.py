@@ -10,8 +10,7 @@ from django.core.management import call_command
 from curation.importers import ImportFailed, run_import
 from curation.importers.leveled_text import paragraphs_from_text
 from curation.models import Article, Document, DocumentPair, Paragraph, Sentence
-from curation.queries import pair_as_plain
-from curation.tests.conftest import options, row_counts
+from curation.tests.conftest import options, plain_pair, row_counts
 
 
 def test_paragraph_rule_one_per_line_when_every_block_is_one_line():
@@ -38,7 +37,7 @@ def test_newsela_style_group_levels_pairs_and_ids(write_file):
     assert (summary.articles_created, summary.documents, summary.pairs, summary.sentences) == (1, 3, 2, 7)
     pairs = list(DocumentPair.objects.order_by("pair_id").values_list("pair_id", "complex__level", "simple__level"))
     assert pairs == [("moon.0_1", 0, 1), ("moon.1_2", 1, 2)]
-    plain = pair_as_plain(DocumentPair.objects.get(pair_id="moon.0_1"))
+    plain = plain_pair(DocumentPair.objects.get(pair_id="moon.0_1"))
     assert plain["complex"] == [["The Moon is far away.", "It is about 384,000 kilometres from Earth."], ["It has no air."]]
     assert plain["simple"] == [["The Moon is far away."], ["It has no air.", "Nobody lives there."]]
 
@@ -132,7 +131,7 @@ def test_onestopenglish_real_files(shared_data):
         obj = json.loads(line)
         reference[obj["pair_id"]] = obj
     for ours, theirs in (("malala.adv_int", "malala_advint"), ("malala.int_ele", "malala_intele")):
-        plain = pair_as_plain(DocumentPair.objects.get(pair_id=ours))
+        plain = plain_pair(DocumentPair.objects.get(pair_id=ours))
         assert plain["complex"] == reference[theirs]["complex"]
         assert plain["simple"] == reference[theirs]["simple"]
 
@@ -161,7 +160,7 @@ def test_load_demo_imports_the_demo_corpus_and_is_idempotent(demo_dir):
 @pytest.mark.django_db
 def test_demo_corpus_has_simplification_phenomena(demo_dir):
     call_command("load_demo")
-    pair = pair_as_plain(DocumentPair.objects.get(pair_id="city_bikes.0_1"))
+    pair = plain_pair(DocumentPair.objects.get(pair_id="city_bikes.0_1"))
     complex_sents = [s for p in pair["complex"] for s in p]
     simple_sents = [s for p in pair["simple"] for s in p]
     copied = set(complex_sents) & set(simple_sents)
@@ -169,7 +168,7 @@ def test_demo_corpus_has_simplification_phenomena(demo_dir):
     # a split: one original sentence became two in the intermediate version
     assert any(s.startswith("The city council of Harlow Bay voted on Tuesday to expand") for s in complex_sents)
     assert "It will add 600 bicycles and 45 docking stations by next spring." in simple_sents
-    elementary = [s for p in pair_as_plain(DocumentPair.objects.get(pair_id="city_bikes.1_2"))["simple"] for s in p]
+    elementary = [s for p in plain_pair(DocumentPair.objects.get(pair_id="city_bikes.1_2"))["simple"] for s in p]
     assert "A station is a place where people can take a bike and bring it back." in elementary  # added explanation
     assert sum(len(p) for p in pair["simple"]) > 0 and len(simple_sents) != len(complex_sents)
 
