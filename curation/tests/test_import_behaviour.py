@@ -213,3 +213,19 @@ def test_upload_page_is_admin_only(client_for, make_user, role):
     )
     assert response.status_code == 403
     assert row_counts()["Article"] == 0
+
+
+@pytest.mark.django_db
+def test_upload_page_imports_deplain_plans(client_for, admin_user, shared_data):
+    plans = [shared_data / "deplain-web" / "dev" / f"plan_doc_{n}.csv" for n in (112, 33)]
+    response = client_for(admin_user).post(
+        reverse("curation:import_upload"),
+        {
+            "files": [_upload(p.name, p.read_bytes()) for p in plans],
+            "format": "deplain", "corpus": "DE upload", "language": "de", "kind": "other", "role": "gold",
+        },
+        follow=True,
+    )
+    assert response.status_code == 200 and b"2 articles created" in response.content
+    assert set(DocumentPair.objects.values_list("pair_id", flat=True)) == {"112", "33"}
+    assert ReferenceAlignment.objects.filter(pair__pair_id="33", role="gold").count() > 0
