@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.permissions import role_required
 from accounts.roles import Role
-from annotation.models import LabelingJob, Membership
+from annotation.models import LabelingJob
 from annotation.services import assignment, labeling, presenting
 from curation.models import AlignmentLabel
 
@@ -27,18 +27,17 @@ ANSWERS = [
 def label_page(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(LabelingJob, pk=job_id)
     context: dict[str, object] = {"job": job, "answers": ANSWERS}
+    membership = assignment.membership_for(job, request.user)
     try:
-        found = assignment.next_question(job, request.user)
+        found = assignment.next_question(job, request.user, membership=membership)
     except assignment.AnnotatorRemoved:
         return render(request, "annotation/removed.html", {"job": job}, status=403)
     except assignment.JobClosed:
         return render(request, "annotation/label_done.html", {"job": job, "closed": True})
-    membership = Membership.objects.get(job=job, annotator=request.user)
     context["stats"] = presenting.my_stats(job, membership)
     if found is None:
         return render(request, "annotation/label_done.html", {"job": job, "closed": False, **context})
-    found = presenting.question_by_token(request.user, found.token)
-    context["question"] = presenting.question_view(found)  # type: ignore[arg-type]
+    context["question"] = presenting.question_view(found)
     return render(request, "annotation/label.html", context)
 
 

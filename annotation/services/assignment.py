@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import secrets
+import time
 from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -39,6 +40,18 @@ def membership_for(job: LabelingJob, user: AbstractBaseUser) -> Membership:
 
 def new_token() -> str:
     return secrets.token_urlsafe(18)
+
+
+SWEEP_EVERY_SECONDS = 5.0
+_last_sweep: dict[int, float] = {}
+
+
+def maybe_release_expired(job: LabelingJob, now: datetime) -> None:
+    """Sweep expired reservations at most every few seconds per job and process (cheap serving)."""
+    tick = time.monotonic()
+    if tick - _last_sweep.get(job.pk, -1e9) >= SWEEP_EVERY_SECONDS:
+        _last_sweep[job.pk] = tick
+        release_expired(job, now)
 
 
 def release_expired(job: LabelingJob, now: datetime | None = None, limit: int = 500) -> int:
@@ -85,21 +98,28 @@ def _serve_test(job: LabelingJob, user: AbstractBaseUser, now: datetime, expires
     )
 
 
-def next_question(job: LabelingJob, user: AbstractBaseUser, exclude: tuple[str, ...] = ()) -> Assignment | None:
+def next_question(
+    job: LabelingJob, user: AbstractBaseUser, exclude: tuple[str, ...] = (), membership: Membership | None = None
+) -> Assignment | None:
     """The user's oldest pending question not in ``exclude``, or a newly served one; None when
-    nothing is left for this user. Raises JobClosed or AnnotatorRemoved."""
+    nothing is left for this user. Raises JobClosed or AnnotatorRemoved.
+
+    The returned assignment has its candidate's sentences loaded (``presenting.question_view``)."""
     if job.status != LabelingJob.Status.OPEN:
         raise JobClosed(job.get_status_display())
     now = timezone.now()
-    membership = membership_for(job, user)
+    membership = membership or membership_for(job, user)
     if membership.removed:
         raise AnnotatorRemoved()
-    release_expired(job, now)
-    mine = Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now)
-    pending = mine.exclude(token__in=exclude).order_by("served_at", "pk").first()
-    if pending is not None:
-        return pending
-    if mine.count() >= MAX_PENDING:
+    maybe_release_expired(job, now)
+    mine = list(
+        with_sentences(Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now))
+        .order_by("served_at", "pk")[: MAX_PENDING + len(exclude)]
+    )
+    for pending in mine:
+        if pending.token not in exclude:
+            return pending
+    if len(mine) >= MAX_PENDING:
         return None
     expires = now + timedelta(minutes=job.reservation_minutes)
     with transaction.atomic():
@@ -119,4 +139,12 @@ def next_question(job: LabelingJob, user: AbstractBaseUser, exclude: tuple[str, 
             return None
         m.questions_served += 1
         m.save(update_fields=["questions_served", "test_slot"])
-        return assignment
+    return with_sentences(Assignment.objects.filter(pk=assignment.pk)).get()
+
+
+def with_sentences(qs):  # type: ignore[no-untyped-def]
+    """Load the candidate's two sentences with the assignment (one query)."""
+    return qs.select_related(
+        "item__candidate__simple", "item__candidate__complex",
+        "test_question__candidate__simple", "test_question__candidate__complex",
+    )

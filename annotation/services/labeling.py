@@ -8,7 +8,7 @@ from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Subquery
 from django.utils import timezone
 
 from annotation.models import Assignment, JobItem, Judgment, Membership, TestAnswer
@@ -98,12 +98,12 @@ def submit_answer(user: AbstractBaseUser, token: str, label: str, now: datetime 
     if label not in AlignmentLabel.values:
         raise InvalidLabel(f"label must be one of {', '.join(AlignmentLabel.values)}")
     now = now or timezone.now()
-    found = Assignment.objects.filter(token=token, annotator=user).values_list("job_id", flat=True).first()
-    if found is None:
-        raise QuestionGone("This question is no longer reserved for you (it expired); here is another one.")
     with transaction.atomic():
         # lock order: membership, assignment, items (as in removal and serving)
-        membership = Membership.objects.select_for_update().get(job_id=found, annotator=user)
+        job_of_token = Assignment.objects.filter(token=token, annotator=user).values("job_id")[:1]
+        membership = Membership.objects.select_for_update().filter(job_id=Subquery(job_of_token), annotator=user).first()
+        if membership is None:
+            raise QuestionGone("This question is no longer reserved for you (it expired); here is another one.")
         assignment = (
             Assignment.objects.select_for_update(of=("self",))
             .select_related("job", "test_question")

@@ -9,6 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, Sum
 
 from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, Membership
+from annotation.services.assignment import with_sentences
 from curation.models import Sentence
 
 
@@ -29,11 +30,6 @@ def _candidate(assignment: Assignment) -> CandidatePair:
     return source.candidate
 
 
-def with_sentences(qs):  # type: ignore[no-untyped-def]
-    return qs.select_related(
-        "item__candidate__simple", "item__candidate__complex",
-        "test_question__candidate__simple", "test_question__candidate__complex",
-    )
 
 
 def question_view(assignment: Assignment) -> QuestionView:

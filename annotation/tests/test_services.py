@@ -208,3 +208,19 @@ def test_missed_test_shows_explanation_and_removal_invalidates(annotator, make_u
     with pytest.raises(assignment.AnnotatorRemoved):
         assignment.next_question(job, annotator)
     assert TestAnswerModel.objects.filter(annotator=annotator, correct=False).count() == 2
+
+
+def test_create_labeling_job_command(tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from annotation.tests.factories import gold_rows
+
+    corpus = make_corpus()
+    tsv = tmp_path / "gold.tsv"
+    tsv.write_text("".join(f"{r.label}\t{r.simple_id}\t{r.complex_id}\t{r.explanation}\n" for r in gold_rows(corpus)))
+    out = StringIO()
+    call_command("create_labeling_job", "cli job", "--corpus", "toy", "--gold-tsv", str(tsv), stdout=out)
+    job = LabelingJob.objects.get(name="cli job")
+    assert "6 test questions" in out.getvalue() and job.test_questions.count() == 6

@@ -1,0 +1,67 @@
+"""Create a labeling job from the command line (same service as the web form).
+
+    manage.py create_labeling_job "Pilot" --corpus newsela --gold-reference --min-seconds 10
+    manage.py create_labeling_job "Wiki" --corpus wiki --strategy topk --top-k 3 --gold-tsv gold.tsv
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.models import LabelingJob
+from annotation.services import jobs
+from curation.models import Corpus
+
+
+class Command(BaseCommand):
+    help = "Create a labeling job over a corpus's candidate pairs, with gold test questions."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+        parser.add_argument("--corpus", required=True, help="corpus name")
+        parser.add_argument("--strategy", choices=LabelingJob.Strategy.values, default=LabelingJob.Strategy.PARAGRAPH)
+        parser.add_argument("--top-k", type=int, default=3)
+        parser.add_argument("--pairs", nargs="*", default=[], help="document pair ids (default: all)")
+        parser.add_argument("--judgments", type=int, default=5)
+        parser.add_argument("--test-every", type=int, default=5)
+        parser.add_argument("--min-seconds", type=int, default=10)
+        parser.add_argument("--threshold", type=float, default=0.85)
+        parser.add_argument("--min-tests", type=int, default=4)
+        parser.add_argument("--max-tests", type=int, default=50)
+        gold = parser.add_mutually_exclusive_group()
+        gold.add_argument("--gold-tsv", type=Path, help="label, simple_id, complex_id, explanation")
+        gold.add_argument("--gold-reference", action="store_true", help="imported gold sentence alignments")
+        gold.add_argument("--gold-verified", action="store_true", help="labels verified in-house")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        corpus = Corpus.objects.filter(name=opts["corpus"]).first()
+        if corpus is None:
+            raise CommandError(f"no corpus named {opts['corpus']!r}")
+        pairs = corpus.pairs.all()
+        if opts["pairs"]:
+            pairs = pairs.filter(pair_id__in=opts["pairs"])
+        try:
+            gold: list[tuple[int, str, str]] = []
+            if opts["gold_tsv"]:
+                path: Path = opts["gold_tsv"]
+                gold = jobs.gold_from_rows(corpus, jobs.parse_gold_tsv(path.read_text(encoding="utf-8-sig"), str(path)))
+            elif opts["gold_reference"]:
+                gold = jobs.gold_from_reference(corpus, pairs)
+            elif opts["gold_verified"]:
+                gold = jobs.gold_from_verified(pairs)
+            settings = jobs.JobSettings(
+                judgments_per_pair=opts["judgments"], test_question_every=opts["test_every"], min_seconds=opts["min_seconds"],
+                accuracy_threshold=opts["threshold"], min_test_questions=opts["min_tests"], top_k=opts["top_k"],
+            )
+            job = jobs.create_job(
+                name=opts["name"], corpus=corpus, created_by=None, strategy=opts["strategy"], pair_ids=opts["pairs"],
+                settings=settings, gold=gold, max_tests=opts["max_tests"],
+            )
+        except (jobs.JobError, OSError) as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(
+            f"job {job.pk} “{job.name}”: {job.items.count()} pairs, {job.test_questions.count()} test questions"
+        )
