@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from annotation.agreement import Judgments, argmax_with_ties, label_counts
 
@@ -65,28 +66,24 @@ class DawidSkeneResult(Aggregate):
         return (np.diagonal(self.confusions, axis1=1, axis2=2) * self.priors[None, :]).sum(axis=1)
 
 
-def _m_step(j: Judgments, key: np.ndarray, posterior: np.ndarray, smoothing: float) -> tuple[np.ndarray, np.ndarray]:
-    """Priors (K,) and log confusions laid out as (n_annotators * K given, K true) for the E-step gather."""
-    k, a = j.n_labels, j.n_annotators
+def _m_step(counts_t: sparse.csr_matrix, posterior: np.ndarray, n_annotators: int, smoothing: float) -> tuple[np.ndarray, np.ndarray]:
+    """Priors (K,) and log confusions laid out as (n_annotators * K given, K true) for the E-step.
+
+    ``counts_t`` (n_annotators * K, n_items) counts judgment (annotator, given label) per item,
+    so one sparse product sums the posteriors of every annotator's judgments per label.
+    """
+    k = posterior.shape[1]
     priors = posterior.sum(axis=0) + smoothing
     priors /= priors.sum()
-    per_judgment = posterior[j.items]  # shape (N, K true)
-    conf = np.empty((a * k, k))  # row: annotator * K + given label, column: true label
-    for t in range(k):
-        conf[:, t] = np.bincount(key, weights=per_judgment[:, t], minlength=a * k)
-    conf += smoothing
-    conf3 = conf.reshape(a, k, k)  # (annotator, given, true)
+    conf = np.asarray(counts_t @ posterior) + smoothing  # row: annotator * K + given label, column: true label
+    conf3 = conf.reshape(n_annotators, k, k)  # (annotator, given, true)
     conf3 /= conf3.sum(axis=1, keepdims=True)  # normalise over the given label
     return priors, np.log(conf)
 
 
-def _e_step(j: Judgments, key: np.ndarray, log_priors: np.ndarray, log_conf: np.ndarray) -> tuple[np.ndarray, float]:
-    k = j.n_labels
-    gathered = log_conf[key]  # shape (N, K true)
-    log_post = np.empty((j.n_items, k))
-    for t in range(k):
-        log_post[:, t] = np.bincount(j.items, weights=gathered[:, t], minlength=j.n_items)
-    log_post += log_priors[None, :]
+def _e_step(counts: sparse.csr_matrix, log_priors: np.ndarray, log_conf: np.ndarray) -> tuple[np.ndarray, float]:
+    """Posterior (n_items, K) and log-likelihood; ``counts`` is (n_items, n_annotators * K)."""
+    log_post = np.asarray(counts @ log_conf) + log_priors[None, :]
     top = log_post.max(axis=1, keepdims=True)
     post = np.exp(log_post - top)
     norm = post.sum(axis=1, keepdims=True)
@@ -111,12 +108,15 @@ def dawid_skene(
     counts = label_counts(j) if counts is None else counts
     k = j.n_labels
     key = j.annotators * k + j.labels
+    # shape (n_items, n_annotators * K): which annotator gave which label to which item
+    by_item = sparse.csr_matrix((np.ones(j.size), (j.items, key)), shape=(j.n_items, j.n_annotators * k))
+    by_key = by_item.T.tocsr()
     m = counts.sum(axis=1, keepdims=True).astype(np.float64)
     posterior = np.where(m > 0, counts / np.maximum(m, 1), 1.0 / k)
     converged, log_likelihood, iterations = False, float("nan"), 0
     for iterations in range(1, max_iter + 1):  # noqa: B007 - reported below
-        priors, log_conf = _m_step(j, key, posterior, smoothing)
-        new_posterior, log_likelihood = _e_step(j, key, np.log(priors), log_conf)
+        priors, log_conf = _m_step(by_key, posterior, j.n_annotators, smoothing)
+        new_posterior, log_likelihood = _e_step(by_item, np.log(priors), log_conf)
         delta = float(np.abs(new_posterior - posterior).max()) if len(posterior) else 0.0
         posterior = new_posterior
         if delta < tol:
