@@ -88,6 +88,10 @@ def _split_file(job: tuple[str, str]) -> tuple[list[list[str]], tuple[str, int |
     return [p for p in paragraphs if p], None
 
 
+def _single_threaded() -> bool:
+    return threading.active_count() == 1
+
+
 def _workers(n_files: int) -> int:
     """Processes for sentence splitting: IMPORT_WORKERS, else one per CPU (at most 8).
 
@@ -97,7 +101,7 @@ def _workers(n_files: int) -> int:
     """
     configured = os.environ.get("IMPORT_WORKERS", "").strip()
     workers = int(configured) if configured.isdigit() else min(os.cpu_count() or 1, 8)
-    if n_files < POOL_MIN_FILES or multiprocessing.current_process().daemon or threading.active_count() > 1:
+    if n_files < POOL_MIN_FILES or multiprocessing.current_process().daemon or not _single_threaded():
         return 1
     return max(1, min(workers, n_files))
 

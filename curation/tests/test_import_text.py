@@ -178,6 +178,10 @@ def test_split_files_process_pool_matches_serial_and_reports_errors(demo_dir, tm
 
     files = sorted(demo_dir.glob("*.txt"))
     assert len(files) >= leveled_text.POOL_MIN_FILES
+    monkeypatch.setenv("IMPORT_WORKERS", "2")
+    monkeypatch.setattr(leveled_text, "_single_threaded", lambda: False)
+    assert leveled_text._workers(len(files)) == 1  # never fork a process with other threads running
+    monkeypatch.setattr(leveled_text, "_single_threaded", lambda: True)  # earlier tests may leave threads behind
     monkeypatch.setenv("IMPORT_WORKERS", "1")
     assert leveled_text._workers(len(files)) == 1
     serial = leveled_text.split_files(files, "en")
