@@ -149,3 +149,30 @@ def test_tsv_bad_utf8_empty_and_unknown_role(write_file):
     with pytest.raises(ImportFailed, match="unknown role 'silver'"):
         run_import(write_file("ok.tsv", "aligned\tp1-0-0-0\tp1-1-0-0\ta\tb\n"), options("tsv", role="silver"))
     assert row_counts() == before
+
+
+@pytest.mark.django_db
+def test_demo_corpus_round_trip_through_jsonl_and_tsv(write_file):
+    """The demo corpus, written out as JSONL and a TSV of its copied sentences, imports again with the same ids."""
+    from django.core.management import call_command
+
+    call_command("load_demo")
+    pairs = list(DocumentPair.objects.filter(corpus__name="Demo (English news)").select_related("corpus", "complex", "simple"))
+    lines, rows = [], []
+    for pair in pairs:
+        plain = plain_pair(pair)
+        lines.append(json.dumps(plain))
+        complex_ids = {s: f"{pair.pair_id}-1-{p}-{i}" for p, para in enumerate(plain["complex"]) for i, s in enumerate(para)}
+        for p, para in enumerate(plain["simple"]):
+            for i, s in enumerate(para):
+                if s in complex_ids:
+                    rows.append(f"aligned\t{pair.pair_id}-0-{p}-{i}\t{complex_ids[s]}\t{s}\t{s}\t1.0")
+    run_import(write_file("demo.jsonl", "\n".join(lines) + "\n"), options("jsonl", corpus="Demo copy"))
+    summary = run_import(write_file("demo.tsv", "\n".join(rows) + "\n"), options("tsv", corpus="Demo copy"))
+    assert summary.alignments_created == len(rows) >= 15  # copied sentences across 16 pairs
+    for pair in pairs:
+        copy = DocumentPair.objects.get(corpus__name="Demo copy", pair_id=pair.pair_id)
+        assert plain_pair(copy)["complex"] == plain_pair(pair)["complex"]
+        assert plain_pair(copy)["simple"] == plain_pair(pair)["simple"]
+    identical = ReferenceAlignment.objects.filter(pair__corpus__name="Demo copy").select_related("simple", "complex")
+    assert all(ra.simple.text == ra.complex.text for ra in identical)
