@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -55,7 +55,7 @@ class AlignCorpusForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["method"].choices = [("", "promoted model / default"), *_method_choices()]
+        cast(forms.ChoiceField, self.fields["method"]).choices = [("", "promoted model / default"), *_method_choices()]
 
 
 class RetrainForm(forms.Form):
@@ -71,7 +71,7 @@ class RetrainForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["baselines"].choices = _method_choices()
+        cast(forms.ChoiceField, self.fields["baselines"]).choices = _method_choices()
 
     def clean_ratios(self) -> list[float]:
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -37,7 +39,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job.objects.select_related("corpus", "created_by"), pk=job_id)
     runs = job.alignment_runs.all()
-    chunks = []
+    chunks: list[Any] = []
     for run in runs:
         chunks.extend(run.chunks.order_by("index").values("index", "status", "attempts", "worker", "error"))
     return render(request, "curation/jobs_detail.html", {"job": job, "runs": runs, "chunks": chunks[:500],
@@ -58,7 +60,7 @@ def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
     if jobs.request_cancel(job.pk):
         messages.info(request, f"Asked {job} to stop; it stops between chunks.")
     job.refresh_from_db()
-    if request.htmx:
+    if request.headers.get("HX-Request"):
         return render(request, "curation/_job_progress.html", {"job": job, "can_manage": True})
     return redirect("curation:job_list")
 

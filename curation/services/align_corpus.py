@@ -197,6 +197,8 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
 
 def update_run_progress(run: AlignmentRun) -> None:
     """Job progress = chunks done; the job succeeds when every chunk is done."""
+    if run.job_id is None:
+        return
     counts = dict(run.chunks.order_by().values_list("status").annotate(n=Count("pk")))
     done = counts.get(RunChunk.Status.DONE, 0)
     total = sum(counts.values())

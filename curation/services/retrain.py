@@ -88,10 +88,10 @@ def _label_rows(corpus_ids: Sequence[int], reference_roles: Sequence[str]) -> di
         for pair_id, s, c, label in ref.values_list("pair_id", "simple_id", "complex_id", "label").order_by("pk"):
             rows[(s, c)] = (pair_id, label)
     verified = VerifiedLabel.objects.filter(candidate__pair__corpus_id__in=corpus_ids)
-    for pair_id, s, c, label in verified.values_list(
+    for v_pair, v_simple, v_complex, v_label in verified.values_list(
         "candidate__pair_id", "candidate__simple_id", "candidate__complex_id", "label"
     ).order_by("pk"):
-        rows[(s, c)] = (pair_id, label)
+        rows[(int(v_simple), int(v_complex))] = (int(v_pair), str(v_label))
     return rows
 
 
