@@ -81,8 +81,9 @@ def read_model_meta(model_dir: str | Path) -> dict:
 
 
 def model_method(model_dir: str | Path) -> str:
-    """The method a model directory was trained for (``model.json`` "method"; CRF when absent)."""
-    return str(read_model_meta(model_dir).get("method", "crf"))
+    """The method a model directory was trained for (``model.json`` "method" or "kind"; CRF when absent)."""
+    meta = read_model_meta(model_dir)
+    return str(meta.get("method") or meta.get("kind") or "crf")
 
 
 def load_aligner(method: str = DEFAULT_METHOD, model_dir: str | Path | None = None, device: str = "auto",
