@@ -56,7 +56,7 @@ def bench_numpy(n_items: int, per_tier: int, seed: int) -> dict[str, float]:
     return results
 
 
-def bench_orm(n_items: int) -> None:
+def bench_orm(n_items: int, job_id: int | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
@@ -65,13 +65,18 @@ def bench_orm(n_items: int) -> None:
     from django.db import connection
 
     call_command("migrate", verbosity=0)
+    from annotation.models import LabelingJob
     from annotation.services import quality_stats
     from annotation.services.simulated_job import create_simulated_job
 
-    print(f"ORM path on {connection.vendor}: building a job of {n_items:,} items x 5 judgments ...")
-    start = time.perf_counter()
-    job = create_simulated_job(name=f"bench {n_items} {time.time():.0f}", n_items=n_items, seed=3)
-    print(f"  build (not counted) {time.perf_counter() - start:7.3f} s")
+    if job_id:
+        job = LabelingJob.objects.get(pk=job_id)
+        print(f"ORM path on {connection.vendor}: job {job.pk} ({job.name}), {job.judgments.count():,} judgments")
+    else:
+        print(f"ORM path on {connection.vendor}: building a job of {n_items:,} items x 5 judgments ...")
+        start = time.perf_counter()
+        job = create_simulated_job(name=f"bench {n_items} {time.time():.0f}", n_items=n_items, seed=3)
+        print(f"  build (not counted) {time.perf_counter() - start:7.3f} s; job {job.pk}")
     results: dict[str, float] = {}
     loaded = timed("load judgments (values_list)", lambda: quality_stats.load_judgments(job), results)
     timed("agreement report", lambda: agreement.job_agreement(loaded.judgments), results)
@@ -88,10 +93,13 @@ def main() -> None:
     parser.add_argument("--per-tier", type=int, default=20, help="annotators per accuracy tier (5 tiers)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--orm", type=int, default=0, metavar="N", help="also time the ORM path on N items")
+    parser.add_argument("--orm-job", type=int, default=None, metavar="ID", help="time the ORM path on an existing job")
+    parser.add_argument("--skip-numpy", action="store_true")
     args = parser.parse_args()
-    bench_numpy(args.items, args.per_tier, args.seed)
-    if args.orm:
-        bench_orm(args.orm)
+    if not args.skip_numpy:
+        bench_numpy(args.items, args.per_tier, args.seed)
+    if args.orm or args.orm_job:
+        bench_orm(args.orm, args.orm_job)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from django.utils import timezone
 from annotation import aggregation, agreement
 from annotation.agreement import LABEL_CODE, LABELS, Judgments
 from annotation.models import AggregatedLabel, JobItem, Judgment, LabelingJob, Membership, VerifiedLabel
+from annotation.services import verification
 
 LOW_CONFIDENCE = 0.6  # below this an aggregated label counts as "low confidence"
 WRITE_BATCH = 5000
@@ -130,6 +131,8 @@ def write_aggregated_labels(job: LabelingJob, method: str = AggregatedLabel.Meth
     # cannot hash a million-row NOT IN list within work_mem and falls back to a quadratic plan.
     still_judged = Exists(_counted(job).filter(item_id=OuterRef("item_id")))
     deleted, _ = AggregatedLabel.objects.filter(item__job=job).exclude(still_judged).delete()
+    transaction.on_commit(lambda: verification.bump_queue_version(job.pk))
+    verification.bump_queue_version(job.pk)
     per_label = np.bincount(result.labels, minlength=len(LABELS)) if len(result.labels) else np.zeros(len(LABELS), dtype=int)
     return WriteResult(method=method, written=len(rows), deleted=deleted, label_counts=dict(zip(LABELS, per_label.tolist(), strict=True)))
 

@@ -14,9 +14,12 @@ the three layers stay separate, and training/export read the verified layer.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
+import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
@@ -44,6 +47,50 @@ def queue(job: LabelingJob) -> QuerySet[AggregatedLabel]:
     )
 
 
+# --- a cached snapshot of the order, for large jobs ------------------------------------------
+# Ordering 200k aggregated rows by a JSON-derived flag takes seconds on every page load, so the
+# order of *all* aggregated items of a job is computed once and cached; verified items are
+# filtered out at read time (one query over the job's verified labels). write_aggregated_labels
+# bumps the job's version, which invalidates the snapshot; it also expires after SNAPSHOT_TTL.
+SNAPSHOT_TTL = 600
+
+
+def _version_key(job_id: int) -> str:
+    return f"quality:verify-version:{job_id}"
+
+
+def bump_queue_version(job_id: int) -> None:
+    """Call after (re)writing a job's aggregated labels."""
+    cache.set(_version_key(job_id), uuid.uuid4().hex, None)
+
+
+@dataclass
+class QueueSnapshot:
+    """All aggregated items of a job in queue order (verified or not); arrays of shape (n,)."""
+
+    item_ids: np.ndarray
+    candidate_ids: np.ndarray
+    disagreement: np.ndarray  # bool
+
+
+def snapshot(job: LabelingJob) -> QueueSnapshot:
+    version = cache.get(_version_key(job.pk)) or "0"
+    key = f"quality:verify-order:{job.pk}:{job.created_at.timestamp()}:{version}"
+    data = cache.get(key)
+    if data is None:
+        rows = list(_ordered(AggregatedLabel.objects.filter(item__job=job)).values_list("item_id", "item__candidate_id", "disagreement"))
+        data = [np.array([r[i] for r in rows], dtype=np.int64) for i in range(3)]
+        cache.set(key, data, SNAPSHOT_TTL)
+    return QueueSnapshot(item_ids=data[0], candidate_ids=data[1], disagreement=data[2].astype(bool))
+
+
+def _verified_mask(job: LabelingJob, snap: QueueSnapshot) -> np.ndarray:
+    verified = np.fromiter(
+        VerifiedLabel.objects.filter(candidate__job_items__job=job).values_list("candidate_id", flat=True), dtype=np.int64
+    )
+    return np.isin(snap.candidate_ids, verified)
+
+
 @dataclass
 class QueueCounts:
     aggregated: int
@@ -57,20 +104,20 @@ class QueueCounts:
 
 
 def queue_counts(job: LabelingJob) -> QueueCounts:
-    aggregated = AggregatedLabel.objects.filter(item__job=job)
-    remaining = aggregated.filter(item__candidate__verified__isnull=True)
-    total, left = aggregated.count(), remaining.count()
+    snap = snapshot(job)
+    done = _verified_mask(job, snap)
     return QueueCounts(
-        aggregated=total,
-        verified=total - left,
-        remaining=left,
-        disagreements_remaining=remaining.filter(DISAGREEMENT).count(),
+        aggregated=len(done),
+        verified=int(done.sum()),
+        remaining=int((~done).sum()),
+        disagreements_remaining=int((snap.disagreement & ~done).sum()),
     )
 
 
 def queue_item_ids(job: LabelingJob) -> list[int]:
-    """Item ids of the whole queue, in queue order (one small query; used for j/k navigation)."""
-    return list(queue(job).values_list("item_id", flat=True))
+    """Item ids of the whole queue (unverified items), in queue order; from the cached snapshot."""
+    snap = snapshot(job)
+    return snap.item_ids[~_verified_mask(job, snap)].tolist()
 
 
 def recently_verified(job: LabelingJob, limit: int = 8) -> list[VerifiedLabel]:
