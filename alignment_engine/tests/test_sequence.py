@@ -69,3 +69,12 @@ def test_default_quality_on_dev(shared_data, corpus, floor):
     gold = read_alignment_tsv(shared_data / corpus / "dev_gold.tsv")
     pred = [a for doc in SequenceAligner().align(pairs) for a in doc]
     assert evaluate(gold, pred, pairs)["task1"]["f1"] > floor
+
+
+def test_long_documents_work():
+    complex_ = [f"Sentence number {k} talks about topic {k % 37} and item {k}." for k in range(1000)]
+    simple = [s.replace("talks about", "is about") for s in complex_[::20]]
+    (rows,) = SequenceAligner().align([DocPair("long", [complex_], [simple])])
+    got = {(a.simple_id, a.complex_id) for a in rows}
+    assert ("long-0-0-1", "long-1-0-20") in got
+    assert len(got) >= len(simple) - 2
