@@ -31,6 +31,10 @@ def create_job(kind: Job.Kind, params: dict[str, Any], corpus: Any = None, user:
     )
 
 
+def record_task(job_id: int, task_id: str) -> None:
+    Job.objects.filter(pk=job_id).update(celery_task_id=task_id[:64])
+
+
 def start(job_id: int, total: int | None = None, message: str = "") -> bool:
     """Queued -> running (keeps the first start time). False when the job is gone or finished."""
     fields: dict[str, Any] = {"status": Job.Status.RUNNING}

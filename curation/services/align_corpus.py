@@ -128,10 +128,12 @@ def enqueue_run(run: AlignmentRun, queue: str | None = None) -> None:
     job_id = run.job_id
 
     def send() -> None:
+        first = ""
         for chunk_id in chunk_ids:
-            align_chunk.apply_async((chunk_id,), queue=queue) if queue else align_chunk.delay(chunk_id)
-        if job_id is not None:
-            Job.objects.filter(pk=job_id, celery_task_id="").update(celery_task_id=f"chunks:{len(chunk_ids)}")
+            sent = align_chunk.apply_async((chunk_id,), queue=queue) if queue else align_chunk.delay(chunk_id)
+            first = first or sent.id
+        if job_id is not None and first:  # the first chunk's task; each chunk row names its worker
+            Job.objects.filter(pk=job_id, celery_task_id="").update(celery_task_id=first)
 
     transaction.on_commit(send)
 

@@ -192,7 +192,7 @@ def start_job(
     with transaction.atomic():
         job = jobs.create_job(Job.Kind.PREPOPULATE, params, corpus=corpus, user=user)
         if enqueue:
-            transaction.on_commit(lambda: prepopulate_job.delay(job.pk))
+            transaction.on_commit(lambda: jobs.record_task(job.pk, prepopulate_job.delay(job.pk).id))
     return job
 
 

@@ -197,7 +197,7 @@ def start_job(params: dict[str, Any], corpus: Corpus | None = None, user: Any = 
     with transaction.atomic():
         job = jobs.create_job(Job.Kind.RETRAIN, params, corpus=corpus, user=user, total=4)
         if enqueue:
-            transaction.on_commit(lambda: retrain_job.delay(job.pk))
+            transaction.on_commit(lambda: jobs.record_task(job.pk, retrain_job.delay(job.pk).id))
     return job
 
 

@@ -52,7 +52,7 @@ def test_run_is_enqueued_on_commit_and_completes(eager, django_capture_on_commit
     assert len(callbacks) == 1 and not PredictedAlignment.objects.exists()  # nothing sent before commit
     callbacks[0]()
     job = Job.objects.get(pk=run.job_id)
-    assert job.status == Job.Status.SUCCEEDED and job.progress_done == 3
+    assert job.status == Job.Status.SUCCEEDED and job.progress_done == 3 and job.celery_task_id
     got = list(PredictedAlignment.objects.filter(run=run).values_list("simple_id", "complex_id"))
     assert set(got) == expected_alignment(corpus) and len(got) == len(set(got))
     # a duplicate delivery of every chunk changes nothing
@@ -80,3 +80,4 @@ def test_prepopulate_job_through_the_task(eager, django_capture_on_commit_callba
     assert job.status == Job.Status.SUCCEEDED, job.error
     assert job.progress_done == job.progress_total == 2
     assert job.result["pairs"] == 2 and job.result["candidates_total"] > 0
+    assert job.celery_task_id  # the task id is kept on the row
