@@ -10,6 +10,12 @@ SHARED = Path(__file__).resolve().parent.parent / "shared"
 SHARED_DATA = SHARED / "data"
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings):  # type: ignore[no-untyped-def]
+    """PBKDF2 with a million rounds costs ~0.5 s per user on this machine; tests need no strength."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():

@@ -42,7 +42,11 @@ def has_role(user: AbstractBaseUser | AnonymousUser, *roles: str) -> bool:
 
 
 def grant(user: AbstractBaseUser, role: Role) -> None:
+    """Give ``user`` a role. The admin role also opens the Django admin (staff + superuser)."""
     group, _ = Group.objects.get_or_create(name=role.value)
     user.groups.add(group)  # type: ignore[attr-defined]
+    if role == Role.ADMIN and not (user.is_staff and user.is_superuser):  # type: ignore[attr-defined]
+        user.is_staff = user.is_superuser = True  # type: ignore[attr-defined]
+        user.save(update_fields=["is_staff", "is_superuser"])
     if hasattr(user, "_role_cache"):
         del user._role_cache

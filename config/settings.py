@@ -213,5 +213,5 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
 
-for _dir in (VAR_DIR, MEDIA_ROOT, MODELS_DIR, EXPORTS_DIR, *(BROKER_DIR / d for d in ("queue", "processed", "control"))):
+for _dir in (VAR_DIR, STATIC_ROOT, MEDIA_ROOT, MODELS_DIR, EXPORTS_DIR, *(BROKER_DIR / d for d in ("queue", "processed", "control"))):
     _dir.mkdir(parents=True, exist_ok=True)

@@ -25,6 +25,9 @@ class ImportFailed(Exception):
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {problem}")
 
+    def __reduce__(self) -> tuple[type[ImportFailed], tuple[str, int | None, str]]:
+        return (ImportFailed, (self.path, self.line, self.problem))
+
 
 @dataclass
 class ParsedDocument:

@@ -55,12 +55,6 @@ def demo_dir() -> Path:
     return DEMO_DIR
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hasher(settings):  # type: ignore[no-untyped-def]
-    """PBKDF2 with a million rounds costs ~0.5 s per user on this machine; tests need no strength."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def plain_pair(pair: DocumentPair) -> dict[str, Any]:
     """``pair_as_plain`` with a type the tests can index."""
     return pair_as_plain(pair)
