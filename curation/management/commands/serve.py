@@ -18,6 +18,20 @@ from django.core.management.base import BaseCommand, CommandParser
 QUEUES = "default,align,train,export"
 
 
+def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _die_with_parent() -> None:
+    """Linux: the worker gets SIGTERM if this process dies without cleaning up."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 class Command(BaseCommand):
     help = "Start a Celery worker (all queues) and the web server; stop both on exit."
 
@@ -28,6 +42,8 @@ class Command(BaseCommand):
         parser.add_argument("--no-worker", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # SIGTERM (e.g. from a process manager) must run the cleanup below, like Ctrl-C does.
+        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
         worker = None
         if not options["no_worker"]:
             worker = subprocess.Popen(
@@ -36,7 +52,7 @@ class Command(BaseCommand):
                     "-Q", QUEUES, "--concurrency", str(options["concurrency"]),
                     "--loglevel", "INFO", "--hostname", "embedded@%h",
                 ],
-                start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
             self.stdout.write(f"Celery worker started (pid {worker.pid}, queues {QUEUES})")
         url = f"http://{options['host']}:{options['port']}/"
@@ -45,8 +61,8 @@ class Command(BaseCommand):
             call_command("runserver", f"{options['host']}:{options['port']}", use_reloader=False)
         finally:
             if worker is not None and worker.poll() is None:
-                os.killpg(worker.pid, signal.SIGTERM)
+                worker.terminate()
                 try:
                     worker.wait(timeout=15)
                 except subprocess.TimeoutExpired:
-                    os.killpg(worker.pid, signal.SIGKILL)
+                    worker.kill()
