@@ -9,7 +9,9 @@ For every chosen pair:
 - candidate sentence pairs are added (``paragraph`` strategy: every pair inside aligned
   paragraphs, the paper's Newsela strategy; ``topk``: the top-k complex sentences per simple
   sentence under each measure, its Wikipedia strategy). Stale automatic candidates are removed
-  only when nothing refers to them (no labeling-job item, test question or verified label).
+  only when nothing refers to them (no labeling-job item, test question or verified label);
+- candidates are scored with the language's promoted model (or a chosen method): the score of
+  its prediction where it aligns the pair, else 0 — a pre-label for ordering and review.
 
 Running it twice gives the same rows (idempotent).
 """
@@ -38,10 +40,13 @@ class PrepopulateOptions:
     strategy: str | None = None  # "paragraph" | "topk"; None: by corpus kind
     top_k: int = 3
     thresholds: dict[str, float] | None = None
+    # candidate scores: "promoted" (the language's promoted model, if any), a method name, or "" (none)
+    score_with: str = "promoted"
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> PrepopulateOptions:
-        known = {k: params[k] for k in ("similarity", "algorithm", "strategy", "top_k", "thresholds") if k in params}
+        names = ("similarity", "algorithm", "strategy", "top_k", "thresholds", "score_with")
+        known = {k: params[k] for k in names if k in params}
         return cls(**known)
 
 
@@ -53,6 +58,8 @@ class PrepopulateStats:
     candidates_created: int = 0
     candidates_removed: int = 0
     candidates_total: int = 0
+    candidates_scored: int = 0
+    scored_with: str = ""
     skipped_pairs: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -75,7 +82,38 @@ def _links_for(plain: PlainPair, kind: str, options: PrepopulateOptions) -> list
                                      thresholds=options.thresholds))
 
 
-def prepopulate_pair(plain: PlainPair, corpus_kind: str, options: PrepopulateOptions, stats: PrepopulateStats) -> None:
+def scorer_for(options: PrepopulateOptions, language: str) -> tuple[Any, str]:
+    """The aligner whose predictions score the candidates, and its name; (None, "") for none."""
+    from curation.models import ModelVersion
+    from curation.services.align_corpus import get_aligner
+
+    if not options.score_with:
+        return None, ""
+    if options.score_with == "promoted":
+        mv = ModelVersion.objects.filter(language=language, is_promoted=True).first()
+        if mv is None:
+            return None, ""
+        return get_aligner(mv.method, mv.path), f"model version {mv.pk} ({mv.name})"
+    return get_aligner(options.score_with), options.score_with
+
+
+def _score_candidates(plain: PlainPair, scorer: Any) -> int:
+    """Candidate score = the scorer's score where it aligns the pair, else 0."""
+    predicted = {
+        (plain.sentence_pk[a.simple_id], plain.sentence_pk[a.complex_id]): (a.score if a.score is not None else 1.0)
+        for a in scorer.align([plain.doc])[0]
+        if a.label != "notAligned"
+    }
+    rows = list(CandidatePair.objects.filter(pair_id=plain.pk))
+    for row in rows:
+        row.score = float(predicted.get((row.simple_id, row.complex_id), 0.0))
+    CandidatePair.objects.bulk_update(rows, ["score"], batch_size=1000)
+    return len(rows)
+
+
+def prepopulate_pair(
+    plain: PlainPair, corpus_kind: str, options: PrepopulateOptions, stats: PrepopulateStats, scorer: Any = None
+) -> None:
     from alignment_engine import api
 
     pair_pk = plain.pk
@@ -146,6 +184,8 @@ def prepopulate_pair(plain: PlainPair, corpus_kind: str, options: PrepopulateOpt
             CandidatePair.objects.filter(pk__in=stale).delete()
         stats.candidates_removed += len(stale)
     stats.candidates_total += len(wanted)
+    if scorer is not None:
+        stats.candidates_scored += _score_candidates(plain, scorer)
     stats.pairs += 1
 
 
@@ -158,7 +198,13 @@ def prepopulate(
     """Pre-populate the pairs in order; ``should_stop`` is asked between pairs."""
     options = options or PrepopulateOptions()
     stats = PrepopulateStats()
-    kinds = dict(DocumentPair.objects.filter(pk__in=list(pair_pks)).values_list("pk", "corpus__kind"))
+    meta = {
+        pk: (kind, language)
+        for pk, kind, language in DocumentPair.objects.filter(pk__in=list(pair_pks)).values_list(
+            "pk", "corpus__kind", "corpus__language"
+        )
+    }
+    scorers: dict[str, tuple[Any, str]] = {}
     total = len(pair_pks)
     done = 0
     for start in range(0, total, BATCH):
@@ -171,7 +217,11 @@ def prepopulate(
             if plain is None:
                 stats.skipped_pairs.append(pk)
             else:
-                prepopulate_pair(plain, kinds[pk], options, stats)
+                kind, language = meta[pk]
+                if language not in scorers:
+                    scorers[language] = scorer_for(options, language)
+                scorer, stats.scored_with = scorers[language]
+                prepopulate_pair(plain, kind, options, stats, scorer)
             done += 1
             if progress is not None:
                 progress(done, total)

@@ -76,3 +76,19 @@ def test_command_sync(capsys) -> None:  # type: ignore[no-untyped-def]
     call_command("prepopulate", corpus.name, "--pairs", "art1_0_1", "--sync")
     assert "succeeded" in capsys.readouterr().out
     assert set(ParagraphLink.objects.values_list("pair__pair_id", flat=True)) == {"art1_0_1"}
+
+
+def test_candidates_are_scored_with_the_promoted_model_or_a_method() -> None:
+    from curation.models import ModelVersion
+
+    corpus = build_corpus(n_articles=2)
+    pks = list(corpus.pairs.values_list("pk", flat=True))
+    assert prepopulate(pks).scored_with == ""  # nothing promoted: no scores
+    assert set(CandidatePair.objects.values_list("score", flat=True)) == {None}
+    stats = prepopulate(pks, PrepopulateOptions(score_with="jaccard"))
+    gold = expected_alignment(corpus)
+    scores = {(s, c): score for s, c, score in CandidatePair.objects.values_list("simple_id", "complex_id", "score")}
+    assert stats.scored_with == "jaccard" and stats.candidates_scored == len(scores)
+    assert all(scores[k] > 0 for k in gold) and all(v == 0 for k, v in scores.items() if k not in gold)
+    ModelVersion.objects.create(name="tfidf promoted", method="tfidf", language="en", is_promoted=True)
+    assert "tfidf promoted" in prepopulate(pks).scored_with

@@ -21,12 +21,15 @@ class Command(BaseCommand):
         parser.add_argument("--algorithm", default=None, help="news | wikipedia (default: by corpus kind)")
         parser.add_argument("--strategy", default=None, choices=["paragraph", "topk"], help="default: by corpus kind")
         parser.add_argument("--top-k", type=int, default=3)
+        parser.add_argument("--score-with", default="promoted",
+                            help='score candidates with: "promoted" (model of the language, if any), a method, or ""')
         add_run_mode(parser)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         corpus = get_corpus(opts["corpus"])
         options = prepopulate.PrepopulateOptions(similarity=opts["similarity"], algorithm=opts["algorithm"],
-                                                 strategy=opts["strategy"], top_k=opts["top_k"])
+                                                 strategy=opts["strategy"], top_k=opts["top_k"],
+                                                 score_with=opts["score_with"])
         job = prepopulate.start_job(corpus, pair_pks(corpus, opts["pairs"]), options, enqueue=not opts["sync"])
         if opts["sync"]:
             with tqdm(desc=f"prepopulate {corpus.name}", unit="pair") as bar:
