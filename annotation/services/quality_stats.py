@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.db.models import Count, Exists, Field, OuterRef, QuerySet
 from django.utils import timezone
 
 from annotation import aggregation, agreement
@@ -81,7 +81,7 @@ def _upsert_aggregated(rows: list[tuple[int, str, float, str, str]], computed_at
     meta = AggregatedLabel._meta
     table = connection.ops.quote_name(meta.db_table)
     names = ["item", "label", "confidence", "method", "votes", "computed_at"]
-    cols = [connection.ops.quote_name(meta.get_field(n).column) for n in names]
+    cols = [connection.ops.quote_name(str(cast(Field, meta.get_field(n)).column)) for n in names]
     updates = ", ".join(f"{c} = excluded.{c}" for c in cols[1:])
     stamp = meta.get_field("computed_at").get_db_prep_value(computed_at, connection)
     max_params = connection.features.max_query_params or 60000

@@ -18,7 +18,7 @@ import uuid
 from dataclasses import dataclass
 
 import numpy as np
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
@@ -78,7 +78,8 @@ def snapshot(job: LabelingJob) -> QueueSnapshot:
     key = f"quality:verify-order:{job.pk}:{job.created_at.timestamp()}:{version}"
     data = cache.get(key)
     if data is None:
-        rows = list(_ordered(AggregatedLabel.objects.filter(item__job=job)).values_list("item_id", "item__candidate_id", "disagreement"))
+        ordered = _ordered(AggregatedLabel.objects.filter(item__job=job))
+        rows = list(ordered.values_list("item_id", "item__candidate_id", "disagreement"))  # type: ignore[misc]  # annotated above
         data = [np.array([r[i] for r in rows], dtype=np.int64) for i in range(3)]
         cache.set(key, data, SNAPSHOT_TTL)
     return QueueSnapshot(item_ids=data[0], candidate_ids=data[1], disagreement=data[2].astype(bool))
@@ -204,7 +205,7 @@ def item_view(item: JobItem) -> ItemView:
 
 
 @transaction.atomic
-def verify(item: JobItem, label: str, verifier: AbstractBaseUser) -> VerifiedLabel:
+def verify(item: JobItem, label: str, verifier: User) -> VerifiedLabel:
     """Confirm or change the label of ``item``: creates or updates its candidate's VerifiedLabel.
 
     Raises ValueError for a label outside ``AlignmentLabel``. The aggregated label at the time
