@@ -11,7 +11,7 @@ The numbers themselves come from ``annotation.agreement`` and ``annotation.aggre
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
@@ -178,6 +178,27 @@ class JobStatistics:
     @property
     def removed_annotators(self) -> list[AnnotatorRow]:
         return [row for row in self.annotators if row.removed]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready figures (NaN as None), for an API or an export."""
+        r = self.report
+        return {
+            "job": self.job.pk,
+            "method": self.method,
+            "stored": self.stored,
+            "min_shared": r.pairwise.min_shared,
+            "cohen_kappa_mean": _nan_to_none(r.cohen_mean),
+            "cohen_kappa_weighted": _nan_to_none(r.cohen_weighted),
+            "cohen_pairs": r.cohen_pairs,
+            "fleiss_kappa": _nan_to_none(r.fleiss),
+            "krippendorff_alpha": _nan_to_none(r.alpha),
+            "counts": self.counts,
+            "annotators": [asdict(row) for row in self.annotators],
+            "labels": [asdict(row) for row in self.labels],
+            "label_order": list(LABELS),
+            "confusion_aggregated": self.confusion_aggregated.tolist(),
+            "confusion_verified": None if self.confusion_verified is None else self.confusion_verified.tolist(),
+        }
 
 
 def _nan_to_none(value: float) -> float | None:

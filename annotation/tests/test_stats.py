@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from io import StringIO
 
 import pytest
@@ -84,6 +85,10 @@ def test_job_statistics_figures(job_with_votes, crowd) -> None:  # type: ignore[
     stats = quality_stats.job_statistics(job, min_shared=1)
     assert stats.stored and stats.counts["verified"] == 1 and stats.counts["verified_changed"] == 1
     assert stats.confusion_verified is not None and stats.confusion_verified.sum() == 1
+    data = json.loads(json.dumps(stats.as_dict()))
+    assert data["fleiss_kappa"] == pytest.approx(stats.report.fleiss)
+    assert data["counts"]["verified"] == 1 and len(data["annotators"]) == 5
+    assert data["confusion_verified"] is not None
 
 
 def test_stats_page_for_researcher_and_verifier_not_annotator(job_with_votes, researcher, verifier, annotator, client_for) -> None:  # type: ignore[no-untyped-def]
