@@ -124,7 +124,7 @@ def queue_item_ids(job: LabelingJob) -> list[int]:
 def recently_verified(job: LabelingJob, limit: int = 8) -> list[VerifiedLabel]:
     """Most recent first."""
     return list(
-        VerifiedLabel.objects.filter(job=job).select_related("candidate", "verifier").order_by("-verified_at", "-id")[:limit]
+        VerifiedLabel.objects.filter(job=job).select_related("candidate__simple", "verifier").order_by("-verified_at", "-id")[:limit]
     )
 
 

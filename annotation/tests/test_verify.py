@@ -92,3 +92,15 @@ def test_verification_needs_the_verifier_role(aggregated_job, annotator, researc
         assert client.get(reverse("annotation:verify_job", kwargs={"job_id": job.pk})).status_code == 403
         assert client.post(url, {"label": "aligned"}).status_code == 403
     assert not VerifiedLabel.objects.exists()
+
+
+def test_verify_page_query_count_does_not_grow_with_the_lists(aggregated_job, verifier, client_for, django_assert_max_num_queries) -> None:  # type: ignore[no-untyped-def]
+    job, items = aggregated_job
+    for item in items[:3]:
+        verification.verify(item, "aligned", verifier)
+    client = client_for(verifier)
+    url = reverse("annotation:verify_job", kwargs={"job_id": job.pk})
+    client.get(url)  # warm the queue snapshot
+    with django_assert_max_num_queries(16):
+        page = client.get(url)
+    assert page.status_code == 200 and "Recently verified" in page.content.decode()
