@@ -71,13 +71,13 @@ def release_expired(job: LabelingJob, now: datetime | None = None, limit: int = 
 def _serve_item(job: LabelingJob, user: AbstractBaseUser, now: datetime, expires: datetime) -> Assignment | None:
     seen = Assignment.objects.filter(annotator=user, item=OuterRef("pk"))
     item = (
-        JobItem.objects.select_for_update(skip_locked=True)
+        JobItem.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("candidate__simple", "candidate__complex")
         .filter(job=job)
         .alias(load=F("judgments_count") + F("reserved_count"))
         .filter(load__lt=job.judgments_per_pair)
         .filter(~Exists(seen))
         .order_by("pk")
-        .only("pk")
         .first()
     )
     if item is None:
@@ -90,7 +90,13 @@ def _serve_item(job: LabelingJob, user: AbstractBaseUser, now: datetime, expires
 
 def _serve_test(job: LabelingJob, user: AbstractBaseUser, now: datetime, expires: datetime) -> Assignment | None:
     seen = Assignment.objects.filter(annotator=user, test_question=OuterRef("pk"))
-    test = TestQuestion.objects.filter(job=job).filter(~Exists(seen)).order_by("?").only("pk").first()
+    test = (
+        TestQuestion.objects.filter(job=job)
+        .filter(~Exists(seen))
+        .select_related("candidate__simple", "candidate__complex")
+        .order_by("?")
+        .first()
+    )
     if test is None:
         return None
     return Assignment.objects.create(
@@ -139,7 +145,7 @@ def next_question(
             return None
         m.questions_served += 1
         m.save(update_fields=["questions_served", "test_slot"])
-    return with_sentences(Assignment.objects.filter(pk=assignment.pk)).get()
+    return assignment  # its item or test question came with the candidate's sentences
 
 
 def with_sentences(qs):  # type: ignore[no-untyped-def]
