@@ -56,7 +56,7 @@ def _min_shared_param(request: HttpRequest) -> int:
 def job_stats(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(LabelingJob.objects.select_related("corpus"), pk=job_id)
     min_shared = _min_shared_param(request)
-    stats = quality_stats.job_statistics(job, method=_method_param(request), min_shared=min_shared)
+    stats = quality_stats.cached_job_statistics(job, method=_method_param(request), min_shared=min_shared)
     labels = list(LABELS)
     shown = stats.annotators[:MAX_BARS]
     annotator_chart = charts.bars_svg(

@@ -17,8 +17,9 @@ from typing import Any, cast
 
 import numpy as np
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Count, Exists, Field, OuterRef, QuerySet
+from django.db.models import Count, Exists, Field, Max, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
 from annotation import aggregation, agreement
@@ -336,3 +337,28 @@ def _annotator_rows(
     for row in rows.values():
         row.username = names.get(row.user_id, f"#{row.user_id}")
     return sorted(rows.values(), key=lambda r: (r.removed, -r.judgments, r.username))
+
+
+STATS_TTL = 3600
+
+
+def _fingerprint(job: LabelingJob) -> str:
+    """Changes whenever a figure could: judgments added or invalidated, annotators removed,
+    aggregated labels rewritten, pairs verified. Three aggregate queries, no row loading."""
+    j = Judgment.objects.filter(job=job).aggregate(n=Count("id"), valid=Count("id", filter=Q(is_valid=True)), last=Max("id"))
+    m = Membership.objects.filter(job=job).aggregate(n=Count("id"), removed=Count("id", filter=Q(removed=True)), tests=Sum("tests_answered"))
+    v = VerifiedLabel.objects.filter(candidate__job_items__job=job).aggregate(n=Count("id"), last=Max("verified_at"))
+    version = cache.get(verification.version_key(job.pk)) or "0"
+    return f"{j['n']}.{j['valid']}.{j['last']}.{m['n']}.{m['removed']}.{m['tests']}.{v['n']}.{v['last']}.{version}"
+
+
+def cached_job_statistics(job: LabelingJob, method: str | None = None, min_shared: int = agreement.DEFAULT_MIN_SHARED) -> JobStatistics:
+    """``job_statistics`` behind a cache keyed by a cheap fingerprint of the job's data, so the
+    page of a million-judgment job is computed once and served from the cache until something changes."""
+    key = f"quality:stats:{job.pk}:{job.created_at.timestamp()}:{method}:{min_shared}:{_fingerprint(job)}"
+    stats = cache.get(key)
+    if stats is None:
+        stats = job_statistics(job, method=method, min_shared=min_shared)
+        stats.report.counts = np.zeros((0, len(LABELS)), dtype=np.int64)  # large and not shown: not cached
+        cache.set(key, stats, STATS_TTL)
+    return stats

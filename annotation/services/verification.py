@@ -55,13 +55,13 @@ def queue(job: LabelingJob) -> QuerySet[AggregatedLabel]:
 SNAPSHOT_TTL = 600
 
 
-def _version_key(job_id: int) -> str:
+def version_key(job_id: int) -> str:
     return f"quality:verify-version:{job_id}"
 
 
 def bump_queue_version(job_id: int) -> None:
     """Call after (re)writing a job's aggregated labels."""
-    cache.set(_version_key(job_id), uuid.uuid4().hex, None)
+    cache.set(version_key(job_id), uuid.uuid4().hex, None)
 
 
 @dataclass
@@ -74,7 +74,7 @@ class QueueSnapshot:
 
 
 def snapshot(job: LabelingJob) -> QueueSnapshot:
-    version = cache.get(_version_key(job.pk)) or "0"
+    version = cache.get(version_key(job.pk)) or "0"
     key = f"quality:verify-order:{job.pk}:{job.created_at.timestamp()}:{version}"
     data = cache.get(key)
     if data is None:

@@ -142,3 +142,21 @@ def test_simulated_job_in_the_database_matches_the_numpy_path() -> None:
     direct = agreement.job_agreement(simulate(300, per_tier=2, seed=5).judgments, min_shared=5)
     assert stats.report.fleiss == pytest.approx(direct.fleiss)
     assert stats.report.cohen_mean == pytest.approx(direct.cohen_mean)
+
+
+def test_cached_statistics_follow_changes(job_with_votes, crowd, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    job, items = job_with_votes
+    first = quality_stats.cached_job_statistics(job, min_shared=1)
+    calls = []
+    real = quality_stats.job_statistics
+    monkeypatch.setattr(quality_stats, "job_statistics", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = quality_stats.cached_job_statistics(job, min_shared=1)
+    assert calls == [] and again.report.fleiss == pytest.approx(first.report.fleiss)
+    Membership.objects.filter(job=job, annotator=crowd[4]).update(removed=True)
+    changed = quality_stats.cached_job_statistics(job, min_shared=1)
+    assert calls == [1] and changed.counts["judgments"] == first.counts["judgments"] - 1
+    quality_stats.write_aggregated_labels(job)
+    assert quality_stats.cached_job_statistics(job, min_shared=1).stored
+    VerifiedLabel.objects.create(candidate=items[0].candidate, label="aligned", job=job)
+    assert quality_stats.cached_job_statistics(job, min_shared=1).counts["verified"] == 1
+    assert len(calls) == 3
