@@ -98,6 +98,6 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
             "progress": presenting.job_progress(job),
             "members": members,
             "mean_seconds": (seconds["total"] / seconds["n"]) if seconds["n"] else None,
-            "statuses": LabelingJob.Status.choices,
+            "statuses": [("open", "Reopen"), ("paused", "Pause"), ("closed", "Close")],
         },
     )

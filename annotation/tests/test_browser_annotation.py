@@ -157,3 +157,22 @@ def test_removed_after_failing_test_questions(browser, live_server, annotator) -
     page.wait_for_selector("text=Thank you for your work on this job")
     shot(page, "removed.png")
     assert Membership.objects.get(job=job, annotator=annotator).removed
+
+
+def test_researcher_creates_a_job(browser, live_server, researcher) -> None:  # type: ignore[no-untyped-def]
+    from annotation.models import LabelingJob
+
+    make_corpus()
+    page = page_for(browser, live_server, researcher)
+    page.goto(f"{live_server.url}/annotate/jobs/new/")
+    page.fill("input[name=name]", "Pilot round")
+    page.select_option("select[name=corpus]", label="toy")
+    page.select_option("select[name=gold_source]", "none")
+    page.fill("input[name=min_seconds]", "8")
+    shot(page, "job-new.png")
+    with page.expect_navigation():
+        page.click("form.a-form button[type=submit]")
+    job = LabelingJob.objects.get(name="Pilot round")
+    assert job.min_seconds == 8 and job.items.exists()
+    assert "Pilot round" in page.locator("h1").inner_text()
+    shot(page, "job-detail.png")
