@@ -58,18 +58,3 @@ def test_simulate_job_script_prints_measured_and_expected_figures() -> None:
     measured, expected, _ = lines["Fleiss' kappa"]
     assert abs(float(measured) - float(expected)) < 0.03
     assert "Dawid-Skene accuracy" in out.stdout
-
-
-@pytest.mark.slow
-def test_one_million_judgments_in_under_ten_seconds() -> None:
-    import time
-
-    sim = simulation.simulate(200_000, per_tier=20, seed=0)
-    assert sim.judgments.size == 1_000_000
-    start = time.perf_counter()
-    report = agreement.job_agreement(sim.judgments)
-    aggregation.majority_vote(sim.judgments, report.counts)
-    ds = aggregation.dawid_skene(sim.judgments, counts=report.counts)
-    elapsed = time.perf_counter() - start
-    assert ds.converged
-    assert elapsed < 10.0, f"agreement + both aggregations took {elapsed:.1f} s"
