@@ -94,16 +94,25 @@ def sha256_of(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def clean_text(text: str) -> str:
+    """``clean_cell`` with a fast path for the usual sentence without tabs or line breaks."""
+    if "\t" in text or "\n" in text or "\r" in text:
+        return clean_cell(text)
+    return text.strip()
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, str):
+        return clean_text(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return clean_cell(str(value)) if isinstance(value, str) else str(value)
+    return str(value)
 
 
 class RowWriter:
@@ -118,6 +127,10 @@ class RowWriter:
 
     def write(self, row: Mapping[str, Any]) -> None:
         raise NotImplementedError
+
+    def write_record(self, record: Any) -> None:
+        """Write an object whose attributes are the columns (``curation.curate.rows.Row``)."""
+        self.write({name: getattr(record, name, None) for name in self.names})
 
     def write_many(self, rows: Iterable[Mapping[str, Any]]) -> None:
         for row in rows:
@@ -158,6 +171,22 @@ class TsvWriter(RowWriter):
         self.rows += 1
 
 
+class AlignmentTsvWriter(TsvWriter):
+    """The six formats.md columns, no header; ``write_record`` formats a Row without building a dict."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path, columns(*ALIGNMENT_TSV_COLUMNS), header=False)
+        self._write = self._file.handle.write
+
+    def write_record(self, record: Any) -> None:
+        score = record.score
+        self._write(
+            f"{record.label}\t{record.simple_id}\t{record.complex_id}\t{clean_text(record.simple)}\t"
+            f"{clean_text(record.complex)}\t{'' if score is None else repr(score)}\n".encode()
+        )
+        self.rows += 1
+
+
 class JsonlWriter(RowWriter):
     def write(self, row: Mapping[str, Any]) -> None:
         data = {name: row.get(name) for name in self.names}
@@ -185,6 +214,15 @@ class ParquetWriter(RowWriter):
     def write(self, row: Mapping[str, Any]) -> None:
         for name in self.names:
             self._buffer[name].append(row.get(name))
+        self._pending += 1
+        self.rows += 1
+        if self._pending >= self.batch_size:
+            self._flush()
+
+    def write_record(self, record: Any) -> None:
+        buffer = self._buffer
+        for name in self.names:
+            buffer[name].append(getattr(record, name, None))
         self._pending += 1
         self.rows += 1
         if self._pending >= self.batch_size:
@@ -225,7 +263,7 @@ def open_writer(fmt: str, path: str | Path, cols: Sequence[Column], header: bool
 def open_alignment_writer(fmt: str, path: str | Path, cols: Sequence[Column], batch_size: int = 50_000) -> RowWriter:
     """Alignment rows: TSV in the six formats.md columns without header; JSONL/Parquet with all ``cols``."""
     if fmt == "tsv":
-        return TsvWriter(path, columns(*ALIGNMENT_TSV_COLUMNS), header=False)
+        return AlignmentTsvWriter(path)
     return open_writer(fmt, path, cols, batch_size=batch_size)
 
 

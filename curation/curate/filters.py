@@ -116,7 +116,7 @@ def load_test_set(path: str | Path) -> frozenset[str]:
 def make_gleu_keep(low: float, high: float) -> Callable[[Row], bool]:
     def keep(row: Row) -> bool:
         value = sentence_gleu(row.simple, row.complex)
-        row.extra["gleu"] = value
+        row.note("gleu", value)
         return low <= value <= high
 
     return keep
@@ -125,7 +125,7 @@ def make_gleu_keep(low: float, high: float) -> Callable[[Row], bool]:
 def make_flesch_keep(min_gain: float, language: str = "en") -> Callable[[Row], bool]:
     def keep(row: Row) -> bool:
         gain = flesch_gain(row.simple, row.complex, language)
-        row.extra["flesch_gain"] = gain
+        row.note("flesch_gain", gain)
         return gain >= min_gain
 
     return keep
@@ -212,7 +212,7 @@ class BisectFilter(Filter):
                 category = split_category(long, first, second)
                 for row in members:
                     row.split_category = category
-                    row.extra["bertscore"] = score
+                    row.note("bertscore", score)
                 kept.extend(members)
         kept_ids = {id(r) for r in kept}
         result = [row for row in rows if id(row) in kept_ids]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 # Column order of JSONL / Parquet rows (TSV uses the six formats.md columns).
@@ -25,7 +26,7 @@ COLUMNS = [
 ]
 
 
-@dataclass
+@dataclass(slots=True)
 class Row:
     label: str
     simple_id: str
@@ -42,8 +43,17 @@ class Row:
     group_shape: str = ""
     split_category: str | None = None
     synthetic: bool = False
+    source: str = ""  # Manual exports: verified | reference | derived
     group: int = -1  # index of the aligned group inside the document pair (not exported)
-    extra: dict[str, Any] = field(default_factory=dict)  # filter scores kept for the card (not exported)
+    extra: dict[str, Any] | None = None  # filter scores (GLEU, Flesch gain, BERTScore), not exported
 
     def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in COLUMNS}
+        return dict(zip(COLUMNS, _values(self), strict=True))
+
+    def note(self, key: str, value: Any) -> None:
+        if self.extra is None:
+            self.extra = {}
+        self.extra[key] = value
+
+
+_values = attrgetter(*COLUMNS)

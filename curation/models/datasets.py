@@ -35,6 +35,9 @@ class ExportedDataset(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} export #{self.pk} of {self.corpus}"
+
 
 class SyntheticPair(models.Model):
     """A machine-made pair (e.g. back-translation), kept apart and marked synthetic."""
@@ -50,3 +53,6 @@ class SyntheticPair(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["corpus", "complex_text", "simple_text"], name="synthetic_unique_pair")
         ]
+
+    def __str__(self) -> str:
+        return f"synthetic: {self.simple_text[:60]}"

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, transaction
+from django.db import InterfaceError, connections, transaction
 from django.db import OperationalError as DatabaseOperationalError
 from django.db.models import Count, Sum
 
@@ -120,6 +120,8 @@ class Tracker:
 
     def step(self, n: int = 1) -> None:
         self.done += n
+        if n == 1 and self.done % 1000:
+            return
         if self.progress is not None:
             self.progress(self.done, self.total)
         now = time.monotonic()
@@ -127,6 +129,12 @@ class Tracker:
             self._last = now
             jobs.set_progress(self.job_id, self.done, self.total)
             jobs.check_cancel(self.job_id)
+
+    def finish(self) -> None:
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+        if self.job_id is not None:
+            jobs.set_progress(self.job_id, self.done, self.total)
 
 
 # --- shared helpers ---------------------------------------------------------------------------
@@ -201,12 +209,12 @@ class SplitWriters:
         self.folder, self.fmt, self.cols, self.batch_size = folder, fmt, cols, batch_size
         self.writers: dict[str, RowWriter] = {}
 
-    def write(self, split: str, row: dict[str, Any]) -> None:
+    def write(self, split: str, row: Row) -> None:
         writer = self.writers.get(split)
         if writer is None:
             writer = open_alignment_writer(self.fmt, self.folder / f"{split}.{EXTENSIONS[self.fmt]}", self.cols, self.batch_size)
             self.writers[split] = writer
-        writer.write(row)
+        writer.write_record(row)
 
     def ensure(self, names: Iterable[str]) -> None:
         for name in names:
@@ -223,45 +231,110 @@ class SplitWriters:
             writer.abort()
 
 
-def classify_rows(rows: list[Row], keys: list[tuple[Any, Any]], stats: Stats | None) -> set[Any]:
-    """Tag rows of one document pair with their group, phenomenon and shape; return linked complex keys."""
-    texts: dict[Any, str] = {}
-    for row, (ck, sk) in zip(rows, keys, strict=True):
-        texts[("c", ck)] = row.complex
-        texts[("s", sk)] = row.simple
-    links = [(("c", ck), ("s", sk)) for ck, sk in keys]
-    groups = ph.classify(links, texts)
-    index = {}
-    for number, group in enumerate(groups):
-        if stats is not None:
-            stats.groups_by_phenomenon[group.phenomenon.value] += 1
-        for c in group.complex:
-            for s in group.simple:
-                index[(c, s)] = (number, group)
-    linked: set[Any] = set()
-    for row, link in zip(rows, links, strict=True):
-        number, group = index[link]
-        row.group, row.phenomenon, row.group_shape = number, group.phenomenon.value, group.shape
-        linked.add(link[0][1])
-    return linked
+def classify_rows(rows: list[Row], keys: list[tuple[int, int]], stats: Stats | None) -> set[int]:
+    """Tag rows of one document pair with their group, phenomenon and shape; return linked complex keys.
+
+    ``keys`` are (complex sentence pk, simple sentence pk) per row. A union-find over integer
+    nodes (complex pk, and -simple pk) keeps this cheap on million-row exports; the result is
+    the same as :func:`curation.curate.phenomena.classify` (tested)."""
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    for c, s in keys:
+        a, b = c, -s
+        if a not in parent:
+            parent[a] = a
+        if b not in parent:
+            parent[b] = b
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[rb] = ra
+    sizes: dict[int, list[int]] = {}
+    for node in parent:
+        size = sizes.setdefault(find(node), [0, 0, -1])
+        size[0 if node > 0 else 1] += 1
+    for number, size in enumerate(sizes.values()):
+        size[2] = number
+    shapes: dict[int, tuple[str, str]] = {}
+    for root, (m, n, _) in sizes.items():
+        if m == 1 and n == 1:
+            shapes[root] = ("", "1-1")  # copying or rephrasing: decided per row below
+        else:
+            kind = ph.Phenomenon.SPLITTING if m == 1 else ph.Phenomenon.MERGING if n == 1 else ph.Phenomenon.FUSION
+            shapes[root] = (kind.value, f"{m}-{n}")
+            if stats is not None:
+                stats.groups_by_phenomenon[kind.value] += 1
+    for row, (c, _) in zip(rows, keys, strict=True):
+        root = find(c)
+        phenomenon, shape = shapes[root]
+        if not phenomenon:
+            copied = " ".join(row.simple.split()) == " ".join(row.complex.split())
+            phenomenon = ph.Phenomenon.COPYING.value if copied else ph.Phenomenon.REPHRASING.value
+            if stats is not None:
+                stats.groups_by_phenomenon[phenomenon] += 1
+        row.group, row.phenomenon, row.group_shape = sizes[root][2], phenomenon, shape
+    return {c for c, _ in keys}
 
 
 # --- Auto ----------------------------------------------------------------------------------------
 
-AUTO_FIELDS = (
-    "pair__pair_id", "pair__article__slug", "pair__complex__level", "pair__simple__level", "label", "score",
+PREDICTION_FIELDS = (
+    "pair_id", "label", "score",
     "simple_id", "simple__paragraph_position", "simple__position", "simple__text", "simple__token_count",
     "complex_id", "complex__paragraph_position", "complex__position", "complex__text", "complex__token_count",
 )
+ROWS_PER_QUERY = 20_000
 
 
-def _auto_rows(run_id: int, labels: list[str], chunk_size: int) -> Iterator[tuple[Any, ...]]:
-    qs = (
-        PredictedAlignment.objects.filter(run_id=run_id, label__in=labels)
-        .order_by("pair__pair_id", "simple__doc_position", "complex__doc_position")
-        .values_list(*AUTO_FIELDS)
+def _auto_rows(
+    run_id: int, corpus_id: int, labels: list[str], chunk_size: int, rows_per_query: int = ROWS_PER_QUERY
+) -> Iterator[tuple[Any, ...]]:
+    """The run's predictions ordered by pair id, then simple and complex sentence position.
+
+    One query per batch of document pairs (about ``rows_per_query`` rows, through the
+    ``(run, pair)`` index) instead of one query over the whole run: PostgreSQL then sorts a few
+    thousand rows in memory per batch instead of the whole run on disk, and the pair, article
+    and level columns come from one small pair table read once. Each batch is the SQL of a
+    ``values_list(...)`` queryset, run on a plain cursor and read with ``fetchmany(chunk_size)``
+    (a server-side cursor per batch made PostgreSQL plan for the first rows and was ~8x slower);
+    memory stays bounded by the batch. JIT compilation is switched off for these queries on
+    PostgreSQL (it cost seconds per query and saved nothing).
+    """
+    pairs = list(
+        DocumentPair.objects.filter(corpus_id=corpus_id).order_by("pair_id").values_list(
+            "pk", "pair_id", "article__slug", "complex__level", "simple__level")
     )
-    return qs.iterator(chunk_size=chunk_size)
+    if not pairs:
+        return
+    total = PredictedAlignment.objects.filter(run_id=run_id).count()
+    per_pair = max(1, total // len(pairs))
+    step = max(1, rows_per_query // per_pair)
+    for start in range(0, len(pairs), step):
+        batch = pairs[start : start + step]
+        meta = {pk: rest for pk, *rest in batch}
+        qs = (
+            PredictedAlignment.objects.filter(run_id=run_id, pair_id__in=list(meta), label__in=labels)
+            .order_by("pair__pair_id", "simple__doc_position", "complex__doc_position")
+            .values_list(*PREDICTION_FIELDS)
+        )
+        sql, sql_params = qs.query.sql_with_params()
+        with connections[qs.db].cursor() as cursor:
+            if connections[qs.db].vendor == "postgresql" and start == 0:
+                cursor.execute("SET jit = off")
+            cursor.execute(sql, sql_params)
+            while rows := cursor.fetchmany(chunk_size):
+                for pair_pk, *rest in rows:
+                    yield (*meta[pair_pk], *rest)
+    if connections[PredictedAlignment.objects.db].vendor == "postgresql":
+        with connections[PredictedAlignment.objects.db].cursor() as cursor:
+            cursor.execute("RESET jit")
 
 
 def export_auto(dataset: ExportedDataset, params: Params, folder: Path, tracker: Tracker) -> dict[str, Any]:
@@ -294,10 +367,10 @@ def export_auto(dataset: ExportedDataset, params: Params, folder: Path, tracker:
             for row in kept:
                 ct, st = tokens[id(row)]
                 stats.add(row, ct, st)
-                writers.write(row.split, row.as_dict())
+                writers.write(row.split, row)
             return len(linked)
 
-        for values in _auto_rows(run.pk, labels, params.chunk_size):
+        for values in _auto_rows(run.pk, run.corpus_id, labels, params.chunk_size):
             (pair_id, slug, clevel, slevel, label, score, s_pk, sp, ss, stext, stok, c_pk, cp, cs, ctext, ctok) = values
             if pair_id != current:
                 linked_complex += flush()
@@ -314,6 +387,7 @@ def export_auto(dataset: ExportedDataset, params: Params, folder: Path, tracker:
             stats.input_rows += 1
             tracker.step()
         linked_complex += flush()
+        tracker.finish()
         synthetic_rows = _mix_synthetic(dataset, params, stats, writers)
         files = writers.close()
     except BaseException:
@@ -365,7 +439,7 @@ def _mix_synthetic(dataset: ExportedDataset, params: Params, stats: Stats, write
             split=target_split, synthetic=True,
         )
         stats.add(row, len(words(ctext)), len(words(stext)))
-        writers.write(target_split, row.as_dict())
+        writers.write(target_split, row)
         written += 1
     return written
 
@@ -390,6 +464,7 @@ def export_manual(dataset: ExportedDataset, params: Params, folder: Path, tracke
         for article_pk, slug in articles:
             n = _manual_article(article_pk, slug, split_of.get(slug, "all"), labels, params, writers, stats)
             tracker.step(n)
+        tracker.finish()
         files.extend(writers.close())
         # raw judgments and aggregated labels, kept apart from the verified labels
         ext = EXTENSIONS[params.format]
@@ -510,10 +585,9 @@ def _manual_article(
         if aligned:
             classify_rows([r for r, _ in aligned], [k for _, k in aligned], stats)
         for row, (c, s), source in zip(rows, keys, sources, strict=True):
+            row.source = source
             stats.add(row, sentences[c][4], sentences[s][4], source)
-            data = row.as_dict()
-            data["source"] = source
-            writers.write(split, data)
+            writers.write(split, row)
             written += 1
     return written
 
@@ -596,6 +670,7 @@ def export_pool(dataset: ExportedDataset, params: Params, folder: Path, tracker:
             writer.write({"text": key, "article": slug, "level": level, "sentence": f"{p}-{s}", "words": n})
             stats.rows_by_split["pool"] += 1
             stats.simple_tokens["pool"] += n
+        tracker.finish()
         files = [writer.close()]
     except BaseException:
         writer.abort()

@@ -345,3 +345,16 @@ def test_celery_task_runs_the_export_eagerly(exports_dir: Path, settings: Any) -
     assert app.tasks["curation.tasks.export_dataset"].name == export_dataset.name
     dataset.refresh_from_db()
     assert dataset.files
+
+
+def test_batched_prediction_query_keeps_the_global_order() -> None:
+    from curation.services.export import _auto_rows
+
+    corpus = make_corpus(n_articles=5, all_levels=True)
+    run = make_run(corpus)
+    labels = ["aligned", "partialAligned"]
+    one = list(_auto_rows(run.pk, corpus.pk, labels, chunk_size=3, rows_per_query=10_000))
+    many = list(_auto_rows(run.pk, corpus.pk, labels, chunk_size=3, rows_per_query=5))
+    assert one == many and len(one) == 5 * 10
+    keys = [(r[0], r[7], r[8], r[12], r[13]) for r in one]  # pair id, simple (p, s), complex (p, s)
+    assert [k[0] for k in keys] == sorted(k[0] for k in keys)
