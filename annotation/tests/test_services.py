@@ -224,3 +224,25 @@ def test_create_labeling_job_command(tmp_path):
     call_command("create_labeling_job", "cli job", "--corpus", "toy", "--gold-tsv", str(tsv), stdout=out)
     job = LabelingJob.objects.get(name="cli job")
     assert "6 test questions" in out.getvalue() and job.test_questions.count() == 6
+
+
+def test_gold_from_reference_adds_hard_not_aligned_and_verified_source(verifier):
+    from annotation.models import VerifiedLabel
+    from curation.models import ReferenceAlignment
+
+    corpus = make_corpus(n_articles=1)
+    pair = corpus.pairs.get()
+    s = {(x.paragraph_position, x.position): x for x in pair.simple.sentences.all()}
+    c = {(x.paragraph_position, x.position): x for x in pair.complex.sentences.all()}
+    ReferenceAlignment.objects.create(pair=pair, simple=s[0, 0], complex=c[0, 0], label="aligned")
+    ReferenceAlignment.objects.create(pair=pair, simple=s[1, 1], complex=c[1, 1], label="partialAligned")
+    rows = jobs.gold_from_reference(corpus, corpus.pairs.all())
+    labels = [label for _, label, _ in rows]
+    assert labels[:2] == ["aligned", "partialAligned"] and "notAligned" in labels
+    gold_pairs = {(s[0, 0].pk, c[0, 0].pk), (s[1, 1].pk, c[1, 1].pk)}
+    for pk, label, explanation in rows:
+        cand = CandidatePair.objects.get(pk=pk)
+        assert explanation and ((cand.simple_id, cand.complex_id) in gold_pairs) == (label != "notAligned")
+    cand = CandidatePair.objects.get(pk=rows[0][0])
+    VerifiedLabel.objects.create(candidate=cand, label="aligned", verifier=verifier)
+    assert [(pk, label) for pk, label, _ in jobs.gold_from_verified(corpus.pairs.all())] == [(cand.pk, "aligned")]
