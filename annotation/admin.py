@@ -15,6 +15,7 @@ from annotation.models import (
     PairLock,
     ParagraphAlignmentRevision,
     ParagraphLink,
+    TestAnswer,
     TestQuestion,
     VerifiedLabel,
 )
@@ -69,3 +70,10 @@ class PairLockAdmin(admin.ModelAdmin[PairLock]):
 
 for model in (ParagraphLink, CandidatePair, JobItem, AggregatedLabel, VerifiedLabel):
     admin.site.register(model, raw_id_fields=[f.name for f in model._meta.fields if f.is_relation])
+
+
+@admin.register(TestAnswer)
+class TestAnswerAdmin(admin.ModelAdmin[TestAnswer]):
+    list_display = ["job", "annotator", "test_question", "label", "correct", "created_at"]
+    list_filter = ["correct", "job"]
+    raw_id_fields = ["test_question"]
