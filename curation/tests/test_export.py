@@ -358,3 +358,22 @@ def test_batched_prediction_query_keeps_the_global_order() -> None:
     assert one == many and len(one) == 5 * 10
     keys = [(r[0], r[7], r[8], r[12], r[13]) for r in one]  # pair id, simple (p, s), complex (p, s)
     assert [k[0] for k in keys] == sorted(k[0] for k in keys)
+
+
+def test_cancelling_the_job_stops_the_export_and_leaves_nothing(exports_dir: Path) -> None:
+    from curation.tests.export_factory import bulk_predictions
+
+    corpus = make_corpus("big", n_articles=0)
+    run = bulk_predictions(corpus, 3_000)
+    dataset = create_export(corpus.pk, "auto", params(format="jsonl"), run_id=run.pk)
+    seen: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        seen.append(done)
+        Job.objects.filter(pk=dataset.job_id).update(cancel_requested=True)
+
+    assert run_export(dataset.pk, progress) == "skipped"
+    assert seen and seen[0] < 3_000  # stopped before the end
+    assert list(exports_dir.iterdir()) == []
+    dataset.refresh_from_db()
+    assert dataset.files == [] and Job.objects.get(pk=dataset.job_id).status == Job.Status.CANCELLED
