@@ -32,6 +32,7 @@ from annotation.serializers import (
     QuestionSerializer,
 )
 from annotation.services import assignment, labeling, presenting
+from annotation.views_label import user_of
 
 
 class AnswerThrottle(ScopedRateThrottle):
@@ -40,7 +41,8 @@ class AnswerThrottle(ScopedRateThrottle):
     scope_attr = "throttle_scope"
 
     def get_rate(self) -> str | None:
-        return settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {}).get(self.scope)
+        rates: dict[str, str] = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {})  # type: ignore[assignment]
+        return rates.get(str(self.scope))
 
 
 def visible_jobs(user) -> QuerySet[LabelingJob]:  # type: ignore[no-untyped-def]
@@ -61,7 +63,7 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
     permission_classes = [IsAnnotator]
 
     def get_queryset(self) -> QuerySet[LabelingJob]:
-        return visible_jobs(self.request.user)
+        return visible_jobs(user_of(self.request))
 
     @extend_schema(
         request=NextQuestionRequestSerializer,
@@ -79,7 +81,7 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
         body = NextQuestionRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            found = assignment.next_question(job, request.user, tuple(body.validated_data["exclude"]))
+            found = assignment.next_question(job, user_of(request), tuple(body.validated_data["exclude"]))
         except assignment.AnnotatorRemoved:
             return error("You were removed from this job: your test-question accuracy fell below the threshold.", "removed", 403)
         except assignment.JobClosed as exc:
@@ -93,7 +95,7 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
     def me(self, request: Request, pk: str | None = None) -> Response:
         """Your own progress and test-question accuracy in this job."""
         job = self.get_object()
-        membership = Membership.objects.filter(job=job, annotator=request.user).first()
+        membership = Membership.objects.filter(job=job, annotator=user_of(request)).first()
         return Response(MyStatsSerializer(presenting.my_stats(job, membership).as_dict()).data)
 
 
@@ -113,7 +115,7 @@ def answer(request: Request) -> Response:
     body = AnswerRequestSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     try:
-        result = labeling.submit_answer(request.user, body.validated_data["token"], body.validated_data["label"])
+        result = labeling.submit_answer(user_of(request), body.validated_data["token"], body.validated_data["label"])
     except labeling.TooFast as exc:
         return error(str(exc), "too_fast", 429, wait_seconds=round(exc.wait_seconds, 1))
     except labeling.QuestionGone as exc:
@@ -133,7 +135,7 @@ answer.cls.throttle_scope = "answers"  # type: ignore[attr-defined]
 @permission_classes([IsAnnotator])
 def context(request: Request, token: str) -> Response:
     """The paragraphs around the two sentences of one of your questions."""
-    found = presenting.question_by_token(request.user, token)
+    found = presenting.question_by_token(user_of(request), token)
     if found is None:
         raise Http404("no such question of yours")
     return Response(ContextSerializer(asdict(presenting.context_view(found))).data)

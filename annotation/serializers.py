@@ -35,12 +35,12 @@ class NextQuestionRequestSerializer(serializers.Serializer):  # type: ignore[typ
 
 class AnswerRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
     token = serializers.CharField(max_length=40)
-    label = serializers.ChoiceField(choices=AlignmentLabel.choices)
+    label = serializers.ChoiceField(choices=AlignmentLabel.choices)  # type: ignore[assignment]
 
 
 class AnswerResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     token = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
     duplicate = serializers.BooleanField(help_text="true when this token was answered before (nothing new stored)")
     missed = serializers.BooleanField(help_text="true when the answer missed a known answer; see explanation")
     expected_label = serializers.CharField(allow_blank=True)

@@ -14,6 +14,7 @@ from accounts.permissions import role_required
 from accounts.roles import Role
 from annotation.models import ParagraphAlignmentRevision
 from annotation.services import correction
+from annotation.views_label import user_of
 from curation.models import Corpus, DocumentPair
 from curation.queries import document_paragraphs
 
@@ -34,7 +35,7 @@ def correct_index(request: HttpRequest) -> HttpResponse:
 @role_required(*CORRECTORS)
 def correct_next(request: HttpRequest, corpus_id: int) -> HttpResponse:
     corpus = get_object_or_404(Corpus, pk=corpus_id)
-    pair = correction.next_pair(corpus, request.user, request.GET.get("after", ""))
+    pair = correction.next_pair(corpus, user_of(request), request.GET.get("after", ""))
     if pair is None:
         messages.success(request, f"Every pair of {corpus.name} has a corrected paragraph alignment.")
         return redirect("annotation:correct_index")
@@ -56,7 +57,7 @@ def correct_pair(request: HttpRequest, pair_id: int) -> HttpResponse:
     if request.method == "POST":
         try:
             links = _parse_links(request.POST.get("links", ""))
-            result = correction.save_links(pair, request.user, links)
+            result = correction.save_links(pair, user_of(request), links)
         except (ValueError, correction.CorrectionError) as exc:
             messages.error(request, f"Not saved: {exc}")
             return redirect("annotation:correct_pair", pair.pk)
@@ -66,12 +67,12 @@ def correct_pair(request: HttpRequest, pair_id: int) -> HttpResponse:
             f"{result.candidates} candidate sentence pairs.",
         )
         if request.POST.get("action") == "next":
-            correction.release_lock(pair, request.user)
+            correction.release_lock(pair, user_of(request))
             return redirect(f"{_next_url(pair)}")
         return redirect("annotation:correct_pair", pair.pk)
     correction.ensure_auto_alignment(pair)
-    lock = correction.acquire_lock(pair, request.user)
-    links = correction.current_links(pair)
+    lock = correction.acquire_lock(pair, user_of(request))
+    current = correction.current_links(pair)
     revisions = ParagraphAlignmentRevision.objects.filter(pair=pair).select_related("user")[:8]
     return render(
         request,
@@ -82,8 +83,8 @@ def correct_pair(request: HttpRequest, pair_id: int) -> HttpResponse:
             "lock_until": timezone.localtime(lock.expires_at),
             "complex_paras": document_paragraphs(pair.complex, pair.pair_id, 1),
             "simple_paras": document_paragraphs(pair.simple, pair.pair_id, 0),
-            "links": links,
-            "links_json": json.dumps(links),
+            "links": current,
+            "links_json": json.dumps(current),
             "revisions": revisions,
         },
     )

@@ -14,18 +14,19 @@ from accounts.roles import Role, has_role
 from annotation.forms_jobs import JobForm
 from annotation.models import LabelingJob, Membership
 from annotation.services import jobs, presenting
+from annotation.views_label import user_of
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """Open jobs with the user's own progress; researchers also see every job and can create one."""
-    if not has_role(request.user, Role.ANNOTATOR, Role.VERIFIER, Role.RESEARCHER):
+    if not has_role(user_of(request), Role.ANNOTATOR, Role.VERIFIER, Role.RESEARCHER):
         raise PermissionDenied("Your role does not give access to labeling.")
-    is_researcher = has_role(request.user, Role.RESEARCHER)
+    is_researcher = has_role(user_of(request), Role.RESEARCHER)
     qs = LabelingJob.objects.select_related("corpus").annotate(n_items=Count("items", distinct=True))
     if not is_researcher:
         qs = qs.filter(status=LabelingJob.Status.OPEN)
-    mine = {m.job_id: m for m in Membership.objects.filter(annotator=request.user)}
+    mine = {m.job_id: m for m in Membership.objects.filter(annotator=user_of(request))}
     rows = [(job, presenting.my_stats(job, mine.get(job.pk))) for job in qs.order_by("-created_at")[:200]]
     return render(request, "annotation/home.html", {"rows": rows, "is_researcher": is_researcher})
 
@@ -63,7 +64,7 @@ def job_new(request: HttpRequest) -> HttpResponse:
             if source != "none" and not gold:
                 raise jobs.JobError("the chosen source has no gold pairs for these document pairs")
             job = jobs.create_job(
-                name=data["name"], corpus=corpus, created_by=request.user, strategy=data["strategy"],
+                name=data["name"], corpus=corpus, created_by=user_of(request), strategy=data["strategy"],
                 pair_ids=pair_ids, settings=settings, gold=gold, max_tests=data["max_tests"] if source != "none" else 0,
             )
         except jobs.JobError as exc:

@@ -3,7 +3,10 @@ paragraph context on demand (htmx), and a no-JavaScript answer fallback."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django.contrib import messages
+from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -13,6 +16,12 @@ from accounts.roles import Role
 from annotation.models import LabelingJob
 from annotation.services import assignment, labeling, presenting
 from curation.models import AlignmentLabel
+
+
+def user_of(request: Any) -> User:
+    """The authenticated user (views here are behind role checks, so never anonymous)."""
+    return cast(User, request.user)
+
 
 LABELERS = (Role.ANNOTATOR, Role.VERIFIER, Role.RESEARCHER)
 
@@ -27,9 +36,9 @@ ANSWERS = [
 def label_page(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(LabelingJob, pk=job_id)
     context: dict[str, object] = {"job": job, "answers": ANSWERS}
-    membership = assignment.membership_for(job, request.user)
+    membership = assignment.membership_for(job, user_of(request))
     try:
-        found = assignment.next_question(job, request.user, membership=membership)
+        found = assignment.next_question(job, user_of(request), membership=membership)
     except assignment.AnnotatorRemoved:
         return render(request, "annotation/removed.html", {"job": job}, status=403)
     except assignment.JobClosed:
@@ -49,7 +58,7 @@ def instructions(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @role_required(*LABELERS)
 def context_partial(request: HttpRequest, token: str) -> HttpResponse:
-    found = presenting.question_by_token(request.user, token)
+    found = presenting.question_by_token(user_of(request), token)
     if found is None:
         raise Http404("no such question of yours")
     return render(request, "annotation/_context.html", {"ctx": presenting.context_view(found)})
@@ -60,7 +69,7 @@ def context_partial(request: HttpRequest, token: str) -> HttpResponse:
 def answer_form(request: HttpRequest, job_id: int) -> HttpResponse:
     """Fallback without JavaScript: answer, then back to the labeling page (PRG)."""
     try:
-        result = labeling.submit_answer(request.user, request.POST.get("token", ""), request.POST.get("label", ""))
+        result = labeling.submit_answer(user_of(request), request.POST.get("token", ""), request.POST.get("label", ""))
     except labeling.TooFast as exc:
         messages.error(request, str(exc))
     except labeling.AnswerError as exc:

@@ -14,7 +14,7 @@ import secrets
 import time
 from datetime import datetime, timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
@@ -33,7 +33,7 @@ class AnnotatorRemoved(Exception):
     """The annotator was removed from the job for low test-question accuracy."""
 
 
-def membership_for(job: LabelingJob, user: AbstractBaseUser) -> Membership:
+def membership_for(job: LabelingJob, user: User) -> Membership:
     membership, _ = Membership.objects.get_or_create(job=job, annotator=user)
     return membership
 
@@ -68,7 +68,7 @@ def release_expired(job: LabelingJob, now: datetime | None = None, limit: int = 
     return len(pending)
 
 
-def _serve_item(job: LabelingJob, user: AbstractBaseUser, now: datetime, expires: datetime) -> Assignment | None:
+def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime) -> Assignment | None:
     seen = Assignment.objects.filter(annotator=user, item=OuterRef("pk"))
     item = (
         JobItem.objects.select_for_update(skip_locked=True, of=("self",))
@@ -88,7 +88,7 @@ def _serve_item(job: LabelingJob, user: AbstractBaseUser, now: datetime, expires
     )
 
 
-def _serve_test(job: LabelingJob, user: AbstractBaseUser, now: datetime, expires: datetime) -> Assignment | None:
+def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime) -> Assignment | None:
     seen = Assignment.objects.filter(annotator=user, test_question=OuterRef("pk"))
     test = (
         TestQuestion.objects.filter(job=job)
@@ -105,7 +105,7 @@ def _serve_test(job: LabelingJob, user: AbstractBaseUser, now: datetime, expires
 
 
 def next_question(
-    job: LabelingJob, user: AbstractBaseUser, exclude: tuple[str, ...] = (), membership: Membership | None = None
+    job: LabelingJob, user: User, exclude: tuple[str, ...] = (), membership: Membership | None = None
 ) -> Assignment | None:
     """The user's oldest pending question not in ``exclude``, or a newly served one; None when
     nothing is left for this user. Raises JobClosed or AnnotatorRemoved.

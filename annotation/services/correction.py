@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
@@ -49,7 +49,7 @@ def doc_pair(pair: DocumentPair) -> DocPair:
     )
 
 
-def acquire_lock(pair: DocumentPair, user: AbstractBaseUser, minutes: int = LOCK_MINUTES) -> LockState:
+def acquire_lock(pair: DocumentPair, user: User, minutes: int = LOCK_MINUTES) -> LockState:
     """Lock the pair to ``user`` unless another user holds an unexpired lock (then report them)."""
     now = timezone.now()
     expires = now + timedelta(minutes=minutes)
@@ -72,7 +72,7 @@ def acquire_lock(pair: DocumentPair, user: AbstractBaseUser, minutes: int = LOCK
     return LockState(lock.user_id == user.pk, lock.user.get_username(), lock.expires_at)
 
 
-def release_lock(pair: DocumentPair, user: AbstractBaseUser) -> None:
+def release_lock(pair: DocumentPair, user: User) -> None:
     PairLock.objects.filter(pair=pair, user=user).delete()
 
 
@@ -153,7 +153,7 @@ def ensure_auto_alignment(pair: DocumentPair) -> bool:
     return True
 
 
-def save_links(pair: DocumentPair, user: AbstractBaseUser, links: list[tuple[int, int]]) -> SaveResult:
+def save_links(pair: DocumentPair, user: User, links: list[tuple[int, int]]) -> SaveResult:
     """Replace the pair's paragraph links by ``links`` (complex, simple positions), keep a revision."""
     dp = doc_pair(pair)
     wanted = set()
@@ -191,7 +191,7 @@ def pairs_to_correct(corpus: Corpus):  # type: ignore[no-untyped-def]
     return corpus.pairs.annotate(corrected=Exists(manual)).filter(corrected=False).order_by("pair_id")
 
 
-def next_pair(corpus: Corpus, user: AbstractBaseUser, after: str = "") -> DocumentPair | None:
+def next_pair(corpus: Corpus, user: User, after: str = "") -> DocumentPair | None:
     """The next uncorrected pair after ``after`` (wrapping around) not locked by someone else."""
     now = timezone.now()
     locked = PairLock.objects.filter(pair=OuterRef("pk"), expires_at__gt=now).filter(~Q(user=user))

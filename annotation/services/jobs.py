@@ -6,7 +6,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
@@ -205,7 +205,7 @@ def create_job(
     *,
     name: str,
     corpus: Corpus,
-    created_by: AbstractBaseUser | None,
+    created_by: User | None,
     strategy: str = LabelingJob.Strategy.PARAGRAPH,
     pair_ids: Sequence[str] = (),
     settings: JobSettings | None = None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F, Subquery
 from django.utils import timezone
@@ -93,7 +93,7 @@ def _result(assignment: Assignment, membership: Membership, duplicate: bool) -> 
     )
 
 
-def submit_answer(user: AbstractBaseUser, token: str, label: str, now: datetime | None = None) -> AnswerResult:
+def submit_answer(user: User, token: str, label: str, now: datetime | None = None) -> AnswerResult:
     """Store the user's answer to the question ``token`` (idempotent per token)."""
     if label not in AlignmentLabel.values:
         raise InvalidLabel(f"label must be one of {', '.join(AlignmentLabel.values)}")
@@ -129,13 +129,14 @@ def submit_answer(user: AbstractBaseUser, token: str, label: str, now: datetime 
             membership.tests_answered += 1
             membership.tests_correct += int(correct)
         else:
+            item_id = int(assignment.item_id or 0)
             moved = JobItem.objects.filter(
-                pk=assignment.item_id, reserved_count__gt=0, judgments_count__lt=job.judgments_per_pair
+                pk=item_id, reserved_count__gt=0, judgments_count__lt=job.judgments_per_pair
             ).update(judgments_count=F("judgments_count") + 1, reserved_count=F("reserved_count") - 1)
             if moved != 1:
-                raise OverCapacity(f"item {assignment.item_id} has no reserved slot")
+                raise OverCapacity(f"item {item_id} has no reserved slot")
             Judgment.objects.create(
-                job=job, item_id=assignment.item_id, annotator=user, label=label, seconds=round(elapsed, 3)
+                job=job, item_id=item_id, annotator=user, label=label, seconds=round(elapsed, 3)
             )
         assignment.answered_at = now
         assignment.answer = label

@@ -11,11 +11,13 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from alignment_engine.types import DocPair
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
+_engine_api: Any
 try:  # the engine's public API (issue 3); optional until it lands
     from alignment_engine import api as _engine_api
 except ImportError:  # pragma: no cover - depends on the engine's progress
@@ -115,7 +117,8 @@ def top_k_candidates(pair: DocPair, k: int = 3, measures: Sequence[str] = ("jacc
             continue
         mat = matrices[name]()
         for r, (sid, _) in enumerate(simple):
-            best = sorted(range(len(complex_)), key=lambda c, row=mat[r]: -row[c])[:k]
+            row = mat[r]
+            best = sorted(range(len(complex_)), key=row.__getitem__, reverse=True)[:k]
             for c in best:
                 key = (sid, complex_[c][0])
                 if key not in seen:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Count, Q, Sum
 
 from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, Membership
@@ -37,7 +37,7 @@ def question_view(assignment: Assignment) -> QuestionView:
     return QuestionView(assignment.token, cand.complex.text, cand.simple.text)
 
 
-def question_by_token(user: AbstractBaseUser, token: str) -> Assignment | None:
+def question_by_token(user: User, token: str) -> Assignment | None:
     return with_sentences(Assignment.objects.filter(token=token, annotator=user)).first()
 
 

@@ -10,6 +10,7 @@ Lock order everywhere in annotation: membership, then assignment rows, then job 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime
 
 from django.db.models import F
@@ -29,7 +30,7 @@ def below_threshold(job: LabelingJob, membership: Membership) -> bool:
     return membership.tests_correct / membership.tests_answered < job.accuracy_threshold
 
 
-def release_assignments(job_id: int, pending: list[tuple[int, int | None]]) -> None:
+def release_assignments(job_id: int, pending: Sequence[tuple[int, int | None]]) -> None:
     """Delete reservations ``(assignment pk, item pk)`` and give their capacity back."""
     if not pending:
         return

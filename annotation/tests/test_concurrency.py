@@ -26,7 +26,7 @@ def postgres_only():  # type: ignore[no-untyped-def]
 
 
 def test_twenty_annotators_race(postgres_only, make_user):  # type: ignore[no-untyped-def]
-    job = make_job(n_articles=2, judgments_per_pair=3, every=5, min_tests=1, threshold=0.85, min_seconds=0)
+    job = make_job(n_articles=3, judgments_per_pair=3, every=3, min_tests=1, threshold=0.85, min_seconds=0)
     users = [make_user(f"racer{i}", "annotator") for i in range(N_ANNOTATORS)]
     bad = {u.pk for u in users[:N_BAD]}
     barrier = threading.Barrier(N_ANNOTATORS)
