@@ -16,7 +16,6 @@ from django.test import Client
 from curation import jobs
 from curation.models import Job
 
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 ARTIFACTS = Path(os.environ.get("ARTIFACTS_DIR", "artifacts"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -25,7 +24,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def page(live_server, researcher):  # type: ignore[no-untyped-def]
+def page(live_server, researcher, monkeypatch):  # type: ignore[no-untyped-def]
+    # Playwright's sync API runs an event loop; allow the ORM in this test only (never at import:
+    # the variable would leak into other tests' subprocesses, e.g. `check --deploy`).
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     chromium = shutil.which("chromium")
     if not chromium:
         pytest.skip("Debian's chromium is not installed (scripts/ensure_chromium.sh installs it); browser test skipped")
