@@ -47,13 +47,13 @@ def export_list(request: HttpRequest) -> HttpResponse:
 def export_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = get_object_or_404(ExportedDataset.objects.select_related("corpus", "job", "run"), pk=dataset_id)
     context = {"dataset": dataset, "job": dataset.job, "card": dataset.card, "can_manage": True}
-    if request.htmx:
+    if request.htmx:  # type: ignore[attr-defined]
         return render(request, "curation/export_status.html", context)
     return render(request, "curation/export_detail.html", context)
 
 
 @admin_required
-def export_download(request: HttpRequest, dataset_id: int, name: str) -> FileResponse:
+def export_download(request: HttpRequest, dataset_id: int, name: str) -> HttpResponse:
     dataset = get_object_or_404(ExportedDataset, pk=dataset_id)
     if name not in {f["name"] for f in dataset.files} or not dataset.path:
         raise Http404("no such file in this export")
@@ -61,7 +61,8 @@ def export_download(request: HttpRequest, dataset_id: int, name: str) -> FileRes
     path = (root / dataset.path / name).resolve()
     if root not in path.parents or not path.is_file():
         raise Http404("file missing")
-    return FileResponse(path.open("rb"), as_attachment=True, filename=f"{dataset.corpus_id}-{dataset.kind}-{dataset.pk}-{name}")
+    filename = f"{dataset.corpus_id}-{dataset.kind}-{dataset.pk}-{name}"
+    return FileResponse(path.open("rb"), as_attachment=True, filename=filename)  # type: ignore[return-value]
 
 
 @role_required(Role.RESEARCHER)

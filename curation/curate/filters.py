@@ -113,6 +113,13 @@ def load_test_set(path: str | Path) -> frozenset[str]:
     return frozenset(sentences)
 
 
+def _make_test_set_keep(sentences: frozenset[str]) -> Callable[[Row], bool]:
+    def keep(row: Row) -> bool:
+        return normalise(row.complex) not in sentences
+
+    return keep
+
+
 def make_gleu_keep(low: float, high: float) -> Callable[[Row], bool]:
     def keep(row: Row) -> bool:
         value = sentence_gleu(row.simple, row.complex)
@@ -256,7 +263,7 @@ def build_filters(
                 raise ValueError("the test_set filter needs a path")
             test_sentences = load_test_set(params["path"])
             params = {**params, "sentences": len(test_sentences)}
-            filters.append(RowFilter(name, params, keep=lambda row, s=test_sentences: normalise(row.complex) not in s))
+            filters.append(RowFilter(name, params, keep=_make_test_set_keep(test_sentences)))
         elif name == "gleu":
             filters.append(RowFilter(name, params, keep=make_gleu_keep(float(params["min"]), float(params["max"]))))
         elif name == "flesch":

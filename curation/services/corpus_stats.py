@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from django.db.models import Count, Sum
+from django.db.models import Count, QuerySet, Sum
 
 from curation.curate import phenomena as ph
 from curation.models import AlignmentLabel, Corpus, DocumentPair, PredictedAlignment, ReferenceAlignment, Sentence
@@ -16,9 +16,10 @@ from curation.models import AlignmentLabel, Corpus, DocumentPair, PredictedAlign
 ALIGNED = [AlignmentLabel.ALIGNED.value, AlignmentLabel.PARTIAL.value]
 
 
-def _links(corpus: Corpus, source: str) -> Iterator[tuple[int, int, int, str, str]]:
+def _links(corpus: Corpus, source: str) -> Iterator[tuple[Any, ...]]:
     """(pair pk, complex pk, simple pk, complex text, simple text) of aligned pairs, ordered by pair."""
     fields = ("pair_id", "complex_id", "simple_id", "complex__text", "simple__text")
+    qs: QuerySet[Any, Any]
     if source == "reference":
         qs = ReferenceAlignment.objects.filter(pair__corpus=corpus, label__in=ALIGNED).order_by("pair_id").values_list(*fields)
     elif source == "verified":
@@ -91,7 +92,7 @@ def corpus_table(corpus: Corpus, source: str = "reference") -> dict[str, Any]:
         row["avg_simple_tokens"] = round(row["simple_tokens"] / row["simple_sentences"], 1) if row["simple_sentences"] else 0
         row["phenomena"] = {name: row["phenomena"].get(name, 0) for name in ph.PHENOMENA_ORDER}
         table.append(row)
-    totals = defaultdict(int)
+    totals: defaultdict[str, int] = defaultdict(int)
     for row in table:
         for k in ("pairs", "complex_sentences", "simple_sentences", "complex_tokens", "simple_tokens", "aligned_pairs"):
             totals[k] += row[k]

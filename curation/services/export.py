@@ -844,16 +844,19 @@ def create_export(
     corpus_id: int, kind: str, params: dict[str, Any], run_id: int | None = None, user: Any = None
 ) -> ExportedDataset:
     """An ExportedDataset and its Job (kind export); the caller enqueues ``run_export`` on commit."""
+    from curation.models import AlignmentRun, Corpus
+
     Params.from_dict(dict(params))  # validate early
-    fmt = params.get("format", "tsv")
-    job = jobs.create_job(Job.Kind.EXPORT, {"kind": kind, **params, "run": run_id}, corpus=corpus_id and _corpus(corpus_id), user=user)
+    if kind not in ExportedDataset.Kind.values:
+        raise ExportError(f"unknown export kind {kind!r}")
+    corpus = Corpus.objects.get(pk=corpus_id)
+    if kind == ExportedDataset.Kind.AUTO:
+        if run_id is None:
+            raise ExportError("an Auto export needs an alignment run")
+        if not AlignmentRun.objects.filter(pk=run_id, corpus=corpus).exists():
+            raise ExportError(f"run {run_id} is not a run of corpus {corpus.name!r}")
+    job = jobs.create_job(Job.Kind.EXPORT, {"kind": kind, **params, "run": run_id}, corpus=corpus, user=user)
     return ExportedDataset.objects.create(
-        corpus_id=corpus_id, kind=kind, format=fmt, run_id=run_id, job=job, params=params,
+        corpus=corpus, kind=kind, format=params.get("format", "tsv"), run_id=run_id, job=job, params=params,
         created_by=user if user is not None and getattr(user, "is_authenticated", False) else None,
     )
-
-
-def _corpus(corpus_id: int) -> Any:
-    from curation.models import Corpus
-
-    return Corpus.objects.get(pk=corpus_id)
