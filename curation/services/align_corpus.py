@@ -138,6 +138,21 @@ def enqueue_run(run: AlignmentRun, queue: str | None = None) -> None:
     transaction.on_commit(send)
 
 
+def resume_run(run: AlignmentRun) -> int:
+    """Make a failed or cancelled run runnable again: failed chunks back to pending, the job back to
+    queued. Done chunks are kept. Returns the number of chunks left to do; send them with
+    :func:`enqueue_run` (or run :func:`run_inline`)."""
+    with transaction.atomic():
+        run.chunks.filter(status=RunChunk.Status.FAILED).update(status=RunChunk.Status.PENDING, error="")
+        left = run.chunks.exclude(status=RunChunk.Status.DONE).count()
+        if run.job_id is not None and left:
+            Job.objects.filter(pk=run.job_id).update(
+                status=Job.Status.QUEUED, cancel_requested=False, error="", finished_at=None,
+                message=f"resumed: {left} chunks left",
+            )
+    return left
+
+
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 

@@ -106,3 +106,20 @@ def test_command_sync_and_errors(capsys) -> None:  # type: ignore[no-untyped-def
         call_command("align_corpus", corpus.name, "--method", "nope", "--sync")
     with pytest.raises(CommandError, match="unknown pair ids"):
         call_command("align_corpus", corpus.name, "--method", "tfidf", "--pairs", "zzz", "--sync")
+
+
+def test_a_cancelled_run_can_be_resumed_without_redoing_done_chunks(capsys) -> None:  # type: ignore[no-untyped-def]
+    corpus = build_corpus(n_articles=3)
+    run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), chunk_size=1)
+    first = run.chunks.get(index=0)
+    align_corpus.process_chunk(first.pk)
+    jobs.request_cancel(run.job_id)
+    assert align_corpus.run_inline(run) == "cancelled"
+    call_command("align_corpus", "--resume", str(run.pk), "--sync")
+    assert "2 chunks left" in capsys.readouterr().out
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == Job.Status.SUCCEEDED and job.progress_done == 3
+    assert run.chunks.get(index=0).attempts == 1  # not redone
+    assert set(predictions(run)) == expected_alignment(corpus)
+    call_command("align_corpus", "--resume", str(run.pk))
+    assert "0 chunks left" in capsys.readouterr().out
