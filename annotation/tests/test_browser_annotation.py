@@ -61,6 +61,9 @@ def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def current(page) -> Assignment:  # type: ignore[no-untyped-def]
+    """The assignment on screen, read once the page has finished preloading the next one
+    (in-memory SQLite locks whole tables while the server thread writes)."""
+    page.wait_for_function("document.getElementById('lab').dataset.ready === '1'")
     return Assignment.objects.select_related("test_question").get(token=page.locator("#lab-token").input_value())
 
 
@@ -119,6 +122,7 @@ def test_label_a_page_of_five_with_the_keyboard(browser, live_server, annotator)
         if n < 4:
             page.wait_for_function(f"document.getElementById('lab-token').value !== '{a.token}'")
     assert len(set(tokens)) == 5
+    current(page)  # waits until the page is idle before reading the database
     assert Judgment.objects.filter(annotator=annotator, is_valid=True).count() == 4
     assert TestAnswerRow.objects.filter(annotator=annotator, correct=True).count() == 1
     assert Membership.objects.get(job=job, annotator=annotator).questions_answered == 5
@@ -135,6 +139,7 @@ def test_refused_for_answering_too_fast(browser, live_server, annotator) -> None
     assert "at least 30 seconds" in notice.inner_text()
     assert page.locator("#lab-token").input_value() == token  # still the same question
     shot(page, "too-fast.png")
+    current(page)
     assert not Judgment.objects.exists()
 
 

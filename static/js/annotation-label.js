@@ -45,10 +45,12 @@
 
   async function preload() {
     preloaded = null;
+    lab.dataset.ready = "0";
     try {
       const r = await post(lab.dataset.nextUrl, { exclude: [token] });
       if (r.status === 200) preloaded = await r.json();
     } catch (e) { /* the next question is fetched on demand */ }
+    lab.dataset.ready = "1";  // the next question is reserved (tests wait for this)
   }
 
   function show(q) {
