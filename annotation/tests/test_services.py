@@ -246,3 +246,18 @@ def test_gold_from_reference_adds_hard_not_aligned_and_verified_source(verifier)
     cand = CandidatePair.objects.get(pk=rows[0][0])
     VerifiedLabel.objects.create(candidate=cand, label="aligned", verifier=verifier)
     assert [(pk, label) for pk, label, _ in jobs.gold_from_verified(corpus.pairs.all())] == [(cand.pk, "aligned")]
+
+
+def test_lexical_fallback_without_the_engine(monkeypatch):
+    from alignment_engine.types import DocPair
+    from annotation.services import prealign
+    from annotation.tests.factories import COMPLEX, SIMPLE
+
+    monkeypatch.setattr(prealign, "_engine_api", None)
+    dp = DocPair("p", COMPLEX, SIMPLE)
+    links = prealign.align_paragraphs(dp)
+    assert {(c, s) for c, s, _ in links} >= {(0, 0), (1, 1), (2, 2), (3, 3)}
+    cands = prealign.candidate_pairs(dp, [(0, 0, 1.0)])
+    assert cands == [("p-0-0-0", "p-1-0-0"), ("p-0-0-0", "p-1-0-1"), ("p-0-0-1", "p-1-0-0"), ("p-0-0-1", "p-1-0-1")]
+    top = prealign.top_k_candidates(dp, k=1)
+    assert ("p-0-0-0", "p-1-0-0") in top and len({s for s, _ in top}) == sum(len(p) for p in SIMPLE)
