@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from curation.models import Corpus, DocumentPair, ModelVersion, ReferenceAlignme
 from curation.services.plain import PlainPair, load_plain_pairs
 
 SPLITS = ("train", "dev", "test")
+PROGRESS_TOTAL = 100
+STEP_RE = re.compile(r"(encoder step|crf epoch) (\d+)/(\d+)")
 DEFAULT_RATIOS = (0.7, 0.1, 0.2)  # Newsela-Manual: 35/5/10 article groups
 
 
@@ -195,13 +198,22 @@ def start_job(params: dict[str, Any], corpus: Corpus | None = None, user: Any = 
     from curation.tasks import retrain_job
 
     with transaction.atomic():
-        job = jobs.create_job(Job.Kind.RETRAIN, params, corpus=corpus, user=user, total=4)
+        job = jobs.create_job(Job.Kind.RETRAIN, params, corpus=corpus, user=user, total=PROGRESS_TOTAL)
         if enqueue:
             transaction.on_commit(lambda: jobs.record_task(job.pk, retrain_job.delay(job.pk).id))
     return job
 
 
-def run_job(job_id: int, echo: Callable[[str], None] | None = None) -> str:
+def progress_units(message: str) -> int | None:
+    """Job progress (of 100) from the engine's training log: encoder steps 5-50, CRF epochs 50-85."""
+    match = STEP_RE.search(message)
+    if match is None:
+        return 88 if message.startswith("tuning on dev") else None
+    stage, done, total = match.group(1), int(match.group(2)), max(int(match.group(3)), 1)
+    return 5 + 45 * done // total if stage == "encoder step" else 50 + 35 * done // total
+
+
+def run_job(job_id: int, echo: Callable[[str, int], None] | None = None) -> str:
     """The body of the ``retrain_job`` task. Parameters: language, seed, ratios, reference_roles,
     config (passed to ``api.train``), name, baselines (methods scored on the same split), device."""
     from curation import jobs
@@ -220,13 +232,18 @@ def run_job(job_id: int, echo: Callable[[str], None] | None = None) -> str:
         return "cancelled"
     p = job.params
     language = p.get("language") or (job.corpus.language if job.corpus else "en")
-    jobs.start(job_id, total=4, message="collecting labels")
+    jobs.start(job_id, total=PROGRESS_TOTAL, message="collecting labels")
+    jobs.set_progress(job_id, 2)
+
+    current = [2]  # last known progress units
 
     def progress(*args: Any) -> None:
         if len(args) == 1 and isinstance(args[0], str):
-            jobs.set_progress(job_id, 1, message=args[0])
+            done = progress_units(args[0])
+            jobs.set_progress(job_id, done if done is not None else current[0], message=args[0])
+            current[0] = done if done is not None else current[0]
             if echo is not None:
-                echo(args[0])
+                echo(args[0], current[0])
         jobs.check_cancel(job_id)
 
     try:
@@ -238,7 +255,7 @@ def run_job(job_id: int, echo: Callable[[str], None] | None = None) -> str:
     except jobs.JobCancelled:
         jobs.mark_cancelled(job_id, "cancelled during training")
         return "cancelled"
-    jobs.set_progress(job_id, 3, message="scoring baselines")
+    jobs.set_progress(job_id, 92, message="scoring baselines")
     baselines = []
     for method in p.get("baselines", []):
         baselines.append(
@@ -246,7 +263,7 @@ def run_job(job_id: int, echo: Callable[[str], None] | None = None) -> str:
                                        ratios=p.get("ratios", DEFAULT_RATIOS),
                                        reference_roles=p.get("reference_roles", ())).pk
         )
-    jobs.set_progress(job_id, 4)
+    jobs.set_progress(job_id, PROGRESS_TOTAL)
     jobs.finish(job_id, result={"model_version": version.pk, "metrics": version.metrics,
                                 "data_counts": version.data_counts, "baselines": baselines},
                 message=f"registered {version.name}")

@@ -87,9 +87,18 @@ def test_retrain_command_sync_with_baseline(capsys, settings, tmp_path) -> None:
                  "--baselines", "jaccard", "--device", "cpu", "--sync")
     assert "succeeded" in capsys.readouterr().out
     job = Job.objects.get(kind=Job.Kind.RETRAIN)
+    assert job.progress_done == job.progress_total == retrain.PROGRESS_TOTAL
     trained = ModelVersion.objects.get(pk=job.result["model_version"])
     baseline = ModelVersion.objects.get(pk=job.result["baselines"][0])
     assert trained.path.startswith(str(tmp_path)) and trained.job == job
     assert baseline.method == "jaccard" and baseline.path == ""
     assert baseline.data_counts["test"] == trained.data_counts["test"]  # same split
     assert "task1" in baseline.metrics["test"]
+
+
+def test_training_log_becomes_job_progress() -> None:
+    assert retrain.progress_units("encoder step 150/300 loss 0.2") == 27
+    assert retrain.progress_units("crf epoch 40/40 loss 1.0") == 85
+    assert retrain.progress_units("crf epoch 1/40 loss 3.0") == 50
+    assert retrain.progress_units("tuning on dev") == 88
+    assert retrain.progress_units("features and encoder scores of train") is None

@@ -43,9 +43,15 @@ class Command(BaseCommand):
         }
         job = retrain.start_job(params, corpus=corpus, enqueue=not opts["sync"])
         if opts["sync"]:
-            with tqdm(total=4, desc="retrain", unit="stage") as bar:
-                run_guarded(job.pk, lambda: retrain.run_job(job.pk, echo=lambda msg: bar.set_postfix_str(msg[:60])))
-                bar.update(4 - bar.n)
+            with tqdm(total=retrain.PROGRESS_TOTAL, desc="retrain", unit="%") as bar:
+
+                def echo(message: str, done: int) -> None:
+                    bar.n = done
+                    bar.set_postfix_str(message[:60])
+
+                run_guarded(job.pk, lambda: retrain.run_job(job.pk, echo=echo))
+                bar.n = retrain.PROGRESS_TOTAL
+                bar.refresh()
             report(self, job.pk)
         elif opts["wait"]:
             follow(self, job.pk, opts["timeout"])
