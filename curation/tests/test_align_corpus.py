@@ -123,3 +123,13 @@ def test_a_cancelled_run_can_be_resumed_without_redoing_done_chunks(capsys) -> N
     assert set(predictions(run)) == expected_alignment(corpus)
     call_command("align_corpus", "--resume", str(run.pk))
     assert "0 chunks left" in capsys.readouterr().out
+
+
+def test_corpus_page_lists_latest_runs(client_for, researcher) -> None:  # type: ignore[no-untyped-def]
+    from django.urls import reverse
+
+    corpus = build_corpus(n_articles=2)
+    run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), chunk_size=5)
+    align_corpus.run_inline(run)
+    html = client_for(researcher).get(reverse("curation:corpus_detail", args=[corpus.pk])).content.decode()
+    assert f"run #{run.pk}" in html and "(jaccard, succeeded, 8 pairs)" in html
