@@ -17,10 +17,8 @@ from alignment_engine.text import tokenize
 
 def ngram_counts(tokens: Sequence[str], min_n: int = 1, max_n: int = 4) -> Counter[tuple[str, ...]]:
     counts: Counter[tuple[str, ...]] = Counter()
-    length = len(tokens)
     for n in range(min_n, max_n + 1):
-        for i in range(length - n + 1):
-            counts[tuple(tokens[i : i + n])] += 1
+        counts.update(zip(*(tokens[i:] for i in range(n)), strict=False))
     return counts
 
 
@@ -36,6 +34,4 @@ def sentence_gleu_tokens(hypothesis: Sequence[str], reference: Sequence[str], mi
 
 def sentence_gleu(hypothesis: str, reference: str) -> float:
     """GLEU of two sentences, tokenized with ``alignment_engine.text.tokenize`` and lower-cased."""
-    return sentence_gleu_tokens(
-        [t.lower() for t in tokenize(hypothesis)], [t.lower() for t in tokenize(reference)]
-    )
+    return sentence_gleu_tokens(tokenize(hypothesis.lower()), tokenize(reference.lower()))
