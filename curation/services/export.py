@@ -358,11 +358,17 @@ def export_auto(dataset: ExportedDataset, params: Params, folder: Path, tracker:
         tokens: dict[int, tuple[int, int]] = {}
         current: str | None = None
 
+        all_aligned = set(labels) <= set(ALIGNED_LABELS)
+
         def flush() -> int:
             if not batch:
                 return 0
             stats.pairs_seen += 1
-            linked = classify_rows(batch, keys, stats)
+            if all_aligned:
+                linked = classify_rows(batch, keys, stats)
+            else:  # notAligned rows requested too: groups are built from aligned rows only
+                chosen = [i for i, row in enumerate(batch) if row.label in ALIGNED_LABELS]
+                linked = classify_rows([batch[i] for i in chosen], [keys[i] for i in chosen], stats)
             kept = apply_filters(filters, batch, language)
             for row in kept:
                 ct, st = tokens[id(row)]
