@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from curation.models import Article, Corpus, Document, DocumentPair, Paragraph, Sentence
+from curation.models import AlignmentRun, Article, Corpus, Document, DocumentPair, Paragraph, Sentence
 
 WORDS = [
     "river", "mountain", "teacher", "bicycle", "harbor", "lantern", "violin", "orchard", "glacier", "market",
@@ -72,3 +72,10 @@ def expected_alignment(corpus: Corpus) -> set[tuple[int, int]]:
         for pk, p, s in pair.simple.sentences.values_list("pk", "paragraph_position", "position"):
             out.add((pk, complex_by_pos[(p, s)]))
     return out
+
+
+def job_id(run: AlignmentRun) -> int:
+    """The run's job id (runs made by ``plan_run`` always have one)."""
+    if run.job_id is None:
+        raise AssertionError(f"run {run.pk} has no job")
+    return run.job_id

@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 from curation import jobs
 from curation.models import Job, ModelVersion, PredictedAlignment, RunChunk
 from curation.services import align_corpus
-from curation.tests.pipeline_corpus import build_corpus, expected_alignment
+from curation.tests.pipeline_corpus import build_corpus, expected_alignment, job_id
 
 pytestmark = pytest.mark.django_db
 
@@ -21,11 +21,11 @@ def predictions(run) -> list[tuple[int, int]]:  # type: ignore[no-untyped-def]
 def test_sync_run_finds_the_expected_alignment_in_chunks() -> None:
     corpus = build_corpus()
     run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), chunk_size=4)
-    assert run.chunks.count() == 2 and run.job.progress_total == 2
+    assert run.chunks.count() == 2 and Job.objects.get(pk=job_id(run)).progress_total == 2
     assert align_corpus.run_inline(run) == "done"
     got = predictions(run)
     assert len(got) == len(set(got)) and set(got) == expected_alignment(corpus)
-    job = Job.objects.get(pk=run.job_id)
+    job = Job.objects.get(pk=job_id(run))
     assert job.status == Job.Status.SUCCEEDED and job.progress_done == 2
     assert job.result["predictions"] == len(got) and job.result["method"] == "jaccard"
     assert set(run.chunks.values_list("status", flat=True)) == {RunChunk.Status.DONE}
@@ -44,6 +44,7 @@ def test_retried_chunk_replaces_its_rows_without_duplicates() -> None:
     # a chunk that must run again (e.g. status lost) replaces its rows; stale rows of its pairs go
     RunChunk.objects.filter(pk=first.pk).update(status=RunChunk.Status.PENDING)
     stale = PredictedAlignment.objects.filter(run=run).first()
+    assert stale is not None
     PredictedAlignment.objects.create(run=run, pair_id=stale.pair_id, simple_id=stale.simple_id,
                                       complex_id=stale.simple_id, label="aligned")
     assert align_corpus.process_chunk(first.pk) == "done"
@@ -57,9 +58,9 @@ def test_cancel_is_checked_between_chunks() -> None:
     run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), chunk_size=1)
     chunks = list(run.chunks.order_by("index"))
     assert align_corpus.process_chunk(chunks[0].pk) == "done"
-    jobs.request_cancel(run.job_id)
+    jobs.request_cancel(job_id(run))
     assert align_corpus.run_inline(run) == "cancelled"
-    job = Job.objects.get(pk=run.job_id)
+    job = Job.objects.get(pk=job_id(run))
     assert job.status == Job.Status.CANCELLED and job.progress_done == 1
     assert run.chunks.filter(status=RunChunk.Status.PENDING).count() == 3
 
@@ -87,7 +88,7 @@ def test_a_failing_chunk_fails_the_job() -> None:
     run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, model_version_id=mv.pk), chunk_size=1)
     with pytest.raises(Exception):  # noqa: B017 - whatever the engine raises for a missing model
         align_corpus.run_inline(run)
-    job = Job.objects.get(pk=run.job_id)
+    job = Job.objects.get(pk=job_id(run))
     assert job.status == Job.Status.FAILED and job.error
     assert run.chunks.get(index=0).status == RunChunk.Status.FAILED
     assert not PredictedAlignment.objects.filter(run=run).exists()
@@ -113,11 +114,11 @@ def test_a_cancelled_run_can_be_resumed_without_redoing_done_chunks(capsys) -> N
     run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), chunk_size=1)
     first = run.chunks.get(index=0)
     align_corpus.process_chunk(first.pk)
-    jobs.request_cancel(run.job_id)
+    jobs.request_cancel(job_id(run))
     assert align_corpus.run_inline(run) == "cancelled"
     call_command("align_corpus", "--resume", str(run.pk), "--sync")
     assert "2 chunks left" in capsys.readouterr().out
-    job = Job.objects.get(pk=run.job_id)
+    job = Job.objects.get(pk=job_id(run))
     assert job.status == Job.Status.SUCCEEDED and job.progress_done == 3
     assert run.chunks.get(index=0).attempts == 1  # not redone
     assert set(predictions(run)) == expected_alignment(corpus)

@@ -45,6 +45,7 @@ def test_corrected_pairs_keep_their_links_and_used_candidates_stay() -> None:
     ParagraphAlignmentRevision.objects.create(pair=pair, links=[[0, 0]], source="manual")
     # a verifier has labelled one candidate of paragraph 1 (now outside the links)
     used = CandidatePair.objects.filter(pair=pair, simple__paragraph_position=1).first()
+    assert used is not None
     VerifiedLabel.objects.create(candidate=used, label="aligned")
     stats = prepopulate([pair.pk])
     assert stats.links_kept_manual == 1 and stats.links_created == 0
@@ -89,6 +90,6 @@ def test_candidates_are_scored_with_the_promoted_model_or_a_method() -> None:
     gold = expected_alignment(corpus)
     scores = {(s, c): score for s, c, score in CandidatePair.objects.values_list("simple_id", "complex_id", "score")}
     assert stats.scored_with == "jaccard" and stats.candidates_scored == len(scores)
-    assert all(scores[k] > 0 for k in gold) and all(v == 0 for k, v in scores.items() if k not in gold)
+    assert all((scores[k] or 0) > 0 for k in gold) and all(v == 0 for k, v in scores.items() if k not in gold)
     ModelVersion.objects.create(name="tfidf promoted", method="tfidf", language="en", is_promoted=True)
     assert "tfidf promoted" in prepopulate(pks).scored_with

@@ -9,7 +9,7 @@ from config.celery import app
 from curation import tasks
 from curation.models import Job, ModelVersion, PredictedAlignment, RunChunk
 from curation.services import align_corpus, prepopulate
-from curation.tests.pipeline_corpus import build_corpus, expected_alignment
+from curation.tests.pipeline_corpus import build_corpus, expected_alignment, job_id
 
 pytestmark = pytest.mark.django_db
 
@@ -51,7 +51,7 @@ def test_run_is_enqueued_on_commit_and_completes(eager, django_capture_on_commit
         align_corpus.enqueue_run(run)
     assert len(callbacks) == 1 and not PredictedAlignment.objects.exists()  # nothing sent before commit
     callbacks[0]()
-    job = Job.objects.get(pk=run.job_id)
+    job = Job.objects.get(pk=job_id(run))
     assert job.status == Job.Status.SUCCEEDED and job.progress_done == 3 and job.celery_task_id
     got = list(PredictedAlignment.objects.filter(run=run).values_list("simple_id", "complex_id"))
     assert set(got) == expected_alignment(corpus) and len(got) == len(set(got))
@@ -69,7 +69,7 @@ def test_failing_chunk_task_marks_job_failed(eager) -> None:  # type: ignore[no-
     assert tasks.align_chunk.delay(chunk.pk).get() == "failed"
     chunk.refresh_from_db()
     assert chunk.status == RunChunk.Status.FAILED and "Traceback" in chunk.error
-    assert Job.objects.get(pk=run.job_id).status == Job.Status.FAILED
+    assert Job.objects.get(pk=job_id(run)).status == Job.Status.FAILED
 
 
 def test_prepopulate_job_through_the_task(eager, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]

@@ -26,7 +26,7 @@ from django.db import connection
 
 from curation.models import Job, PredictedAlignment, RunChunk
 from curation.services import align_corpus
-from curation.tests.pipeline_corpus import build_corpus, expected_alignment
+from curation.tests.pipeline_corpus import build_corpus, expected_alignment, job_id
 
 ROOT = Path(settings.BASE_DIR)
 
@@ -134,7 +134,7 @@ def test_run_is_spread_over_three_workers(worker_env, tmp_path) -> None:  # type
         run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), chunk_size=2,
                                     extra_params={"pause_before_write_s": 0.5})
         align_corpus.enqueue_run(run, queue=queue)  # no atomic block here: sent at once
-        job = _wait_for_job(run.job_id, workers)
+        job = _wait_for_job(job_id(run), workers)
         assert job.status == Job.Status.SUCCEEDED, f"{job.error}\n{workers.tail()}"
     rows = _rows(run)
     assert len(rows) == len(set(rows)) and {(s, c) for s, c, _ in rows} == expected_alignment(corpus)
@@ -164,7 +164,7 @@ def test_worker_killed_mid_chunk_loses_and_duplicates_nothing(worker_env, tmp_pa
         assert victim is not None, workers.tail()
         pid = int(victim.worker.rsplit(":", 1)[1])
         os.kill(pid, signal.SIGKILL)  # the pool process executing the chunk, before it writes
-        job = _wait_for_job(run.job_id, workers)
+        job = _wait_for_job(job_id(run), workers)
         assert job.status == Job.Status.SUCCEEDED, f"{job.error}\n{workers.tail()}"
         assert "SIGKILL" in workers.tail() or "signal 9" in workers.tail()
     victim.refresh_from_db()
