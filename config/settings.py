@@ -187,6 +187,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
     CELERY_WORKER_ENABLE_REMOTE_CONTROL = False  # the filesystem transport has no fanout
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A task not acknowledged within this time (its worker machine died) is delivered again.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", f"db+sqlite:///{VAR_DIR / 'celery-results.sqlite3'}")
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
