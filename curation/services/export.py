@@ -852,7 +852,11 @@ def create_export(
     """An ExportedDataset and its Job (kind export); the caller enqueues ``run_export`` on commit."""
     from curation.models import AlignmentRun, Corpus
 
-    Params.from_dict(dict(params))  # validate early
+    checked = Params.from_dict(dict(params))  # validate early: no job row for parameters that cannot run
+    try:
+        build_filters(checked.filters)
+    except (ValueError, OSError) as exc:
+        raise ExportError(str(exc)) from exc
     if kind not in ExportedDataset.Kind.values:
         raise ExportError(f"unknown export kind {kind!r}")
     corpus = Corpus.objects.get(pk=corpus_id)

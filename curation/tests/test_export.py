@@ -377,3 +377,21 @@ def test_cancelling_the_job_stops_the_export_and_leaves_nothing(exports_dir: Pat
     assert list(exports_dir.iterdir()) == []
     dataset.refresh_from_db()
     assert dataset.files == [] and Job.objects.get(pk=dataset.job_id).status == Job.Status.CANCELLED
+
+
+def test_export_command_filter_options_and_manual_export(exports_dir: Path) -> None:
+    from curation.management.commands.export_dataset import parse_filters
+
+    assert parse_filters(["gleu:min=0.2,max=0.8", "identical"]) == {"gleu": {"min": 0.2, "max": 0.8}, "identical": {}}
+    assert set(parse_filters(["all"])) == {"identical", "adjacent_levels", "gleu", "flesch", "bisect"}
+    corpus = make_corpus(n_articles=2)
+    make_run(corpus)
+    call_command("export_dataset", corpus.name, "auto", "--sync", "--format", "parquet", "--filter", "gleu:min=0.2,max=0.8")
+    dataset = ExportedDataset.objects.get()
+    assert dataset.card["filters"][0]["params"] == {"min": 0.2, "max": 0.8}
+    assert dataset.format == "parquet" and {f["name"] for f in dataset.files} >= {"train.parquet", "card.json"}
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="unknown filter"):
+        call_command("export_dataset", corpus.name, "auto", "--sync", "--filter", "nonsense")
+    assert ExportedDataset.objects.count() == 1  # the rejected export left no row
