@@ -17,7 +17,7 @@ from django.conf import settings
 from django.test import Client
 
 from annotation.models import Assignment, Judgment, Membership, ParagraphAlignmentRevision
-from annotation.models import TestAnswer as TestAnswerRow
+from annotation.models import TestAnswer as CheckAnswer
 from annotation.tests.factories import make_corpus, make_job
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -124,7 +124,7 @@ def test_label_a_page_of_five_with_the_keyboard(browser, live_server, annotator)
     assert len(set(tokens)) == 5
     current(page)  # waits until the page is idle before reading the database
     assert Judgment.objects.filter(annotator=annotator, is_valid=True).count() == 4
-    assert TestAnswerRow.objects.filter(annotator=annotator, correct=True).count() == 1
+    assert CheckAnswer.objects.filter(annotator=annotator, correct=True).count() == 1
     assert Membership.objects.get(job=job, annotator=annotator).questions_answered == 5
 
 

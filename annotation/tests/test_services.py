@@ -18,7 +18,7 @@ from annotation.models import (
     ParagraphLink,
 )
 from annotation.models import (
-    TestAnswer as TestAnswerModel,
+    TestAnswer as CheckAnswer,
 )
 from annotation.services import assignment, correction, jobs, labeling
 from annotation.tests.factories import make_corpus, make_job
@@ -207,7 +207,7 @@ def test_missed_test_shows_explanation_and_removal_invalidates(annotator, make_u
         assert item.reserved_count == Assignment.objects.filter(item=item, answered_at__isnull=True).count()
     with pytest.raises(assignment.AnnotatorRemoved):
         assignment.next_question(job, annotator)
-    assert TestAnswerModel.objects.filter(annotator=annotator, correct=False).count() == 2
+    assert CheckAnswer.objects.filter(annotator=annotator, correct=False).count() == 2
 
 
 def test_create_labeling_job_command(tmp_path):
