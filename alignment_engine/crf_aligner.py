@@ -64,7 +64,7 @@ DEFAULT_CONFIG: dict = {
     "candidate_k": 3,
     "hidden": 32,
     "transition_hidden": 16,
-    "crf_epochs": 40,
+    "crf_epochs": 20,
     "crf_lr": 0.01,
     "crf_weight_decay": 1e-4,
     "crf_batch": 8,
@@ -237,8 +237,11 @@ class ChainScorer(nn.Module):
     def forward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         feats, label_mask = batch["feats"], batch["label_mask"]
         b, t, l1, _ = feats.shape
-        real = self.emit(feats).squeeze(-1)  # (B, T, L-1)
         allowed = label_mask[:, :, 1:]
+        # the emission network runs on allowed cells only (padding and masked labels are skipped)
+        real = feats.new_full((b, t, l1), crf.NEG_INF)
+        if l1:
+            real[allowed] = self.emit(feats[allowed]).squeeze(-1).to(real.dtype)
         if l1:
             row_max = feats.masked_fill(~allowed[..., None], -1e4).max(dim=2).values
             row_max = torch.where(allowed.any(dim=2, keepdim=True), row_max, torch.zeros_like(row_max))
@@ -289,7 +292,12 @@ def train_crf(
     """Maximise sum of exact log P(gold) over both directions' sequences; returns stats."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
+    from alignment_engine.encoders import configure_threads
+
+    configure_threads()
     opt = torch.optim.Adam(model.parameters(), lr=config["crf_lr"], weight_decay=config["crf_weight_decay"])
+    epochs = max(int(config["crf_epochs"]), 1)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: 1.0 - 0.9 * e / epochs)  # linear decay to 10%
     device = next(model.parameters()).device
     stats = {"epochs": config["crf_epochs"], "loss": []}
     batches = {d: [collate(b, device) for b in _batches([s for s in seqs if len(s.rows)], config["crf_batch"], None)]
@@ -309,6 +317,7 @@ def train_crf(
                 loss.backward()
                 opt.step()
                 epoch_loss += float(loss.detach())
+        sched.step()
         stats["loss"].append(round(epoch_loss, 5))
         if progress:
             progress(f"crf epoch {epoch + 1}/{config['crf_epochs']} loss {epoch_loss:.4f}")

@@ -14,13 +14,14 @@ Speed:
 - inference under ``torch.inference_mode``, with bf16 autocast on CUDA (fp16 when bf16 is
   unsupported) and batches of ``gpu_batch_size`` (1,024) pairs there, ``cpu_batch_size``
   (128) on CPU;
-- CPU threads: ``torch.set_num_threads(min(2, cores))`` unless the caller set a number;
+- CPU threads: ``torch.set_num_threads(min(2, cores))``, or 1 when the load average already
+  exceeds the core count (:func:`default_threads`), unless ``OMP_NUM_THREADS`` is set;
   tokenisation by the Rust fast tokenizer.
 
 Negative sampling for fine-tuning lives in :func:`alignment_engine.training.encoder_examples`
 (every gold pair, plus per positive three negatives from the same document: two hard ones
 from the positive's row/column ranked by C3G similarity and one random cell), and the step
-budget is small (default 300 steps of 16 pairs), which keeps CPU fine-tuning to minutes.
+budget is small (default 150 steps of 16 pairs, embeddings and the first 3 of 6 layers frozen), which keeps CPU fine-tuning to minutes.
 """
 
 from __future__ import annotations
@@ -49,14 +50,28 @@ def resolve_device(device: str = "auto") -> torch.device:
 
 
 def configure_threads() -> None:
-    """Use at most 2 intra-op threads on CPU (this machine has 2 cores shared with others),
-    unless ``OMP_NUM_THREADS`` says otherwise."""
+    """Use at most 2 intra-op threads on CPU (this machine has 2 cores shared with others), 1 when
+    the machine is busy (:func:`default_threads`), unless ``OMP_NUM_THREADS`` says otherwise."""
     global _THREADS_SET
     if _THREADS_SET:
         return
     _THREADS_SET = True
     if "OMP_NUM_THREADS" not in os.environ:
-        torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+        torch.set_num_threads(default_threads())
+
+
+def default_threads() -> int:
+    """2 intra-op threads on an idle 2-core machine, 1 when the machine is already busy.
+
+    Measured here: with the load average above the core count (other jobs running), two
+    OpenMP threads spin against each other and CRF training ran ~10x slower than with one.
+    """
+    cores = max(1, min(2, os.cpu_count() or 1))
+    try:
+        busy = os.getloadavg()[0] >= (os.cpu_count() or 1)
+    except OSError:
+        busy = False
+    return 1 if busy else cores
 
 
 def base_model_path() -> str:
@@ -158,11 +173,14 @@ class CrossEncoder:
 
     # ---- fine-tuning --------------------------------------------------------------------
     def fit(self, examples: Sequence[tuple[str, str, int]], steps: int = 300, batch_size: int = 16, lr: float = 2e-5,
-            seed: int = 0, warmup: float = 0.1, progress: Callable[[str], None] | None = None) -> dict:
+            seed: int = 0, warmup: float = 0.1, progress: Callable[[str], None] | None = None,
+            freeze_layers: int = 0) -> dict:
         """Cross-entropy fine-tuning for ``steps`` optimizer steps (cycling over ``examples``).
 
         Batches are length-bucketed: examples are shuffled, cut into windows of 50 batches,
         sorted by length inside a window, batched, and the batches shuffled again.
+        ``freeze_layers`` freezes the embeddings and the first N transformer layers (cheaper
+        backward pass on CPU; 0 = train everything).
         """
         if not examples:
             raise ValueError("no fine-tuning examples")
@@ -173,7 +191,9 @@ class CrossEncoder:
         if labels.max() >= self.num_labels:
             raise ValueError(f"label {labels.max()} does not fit a {self.num_labels}-label classifier")
         lengths = self._lengths(pairs)
-        opt = torch.optim.AdamW(self.model.parameters(), lr=lr, weight_decay=0.01)
+        self._freeze(freeze_layers)
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
         n_warm = max(1, int(steps * warmup))
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: (s + 1) / n_warm if s < n_warm else max(0.0, (steps - s) / max(steps - n_warm, 1)))
@@ -199,7 +219,7 @@ class CrossEncoder:
                 loss = torch.nn.functional.cross_entropy(logits.float(), y)
                 opt.zero_grad()
                 loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
                 opt.step()
                 sched.step()
                 losses.append(float(loss.detach()))
@@ -212,4 +232,19 @@ class CrossEncoder:
         secs = time.perf_counter() - t0
         return {"examples": len(examples), "steps": steps, "batch_size": batch_size, "lr": lr,
                 "pairs_seen": seen, "seconds": round(secs, 1), "final_loss": round(float(np.mean(losses[-25:])), 4),
-                "positives": int((labels > 0).sum()), "negatives": int((labels == 0).sum())}
+                "positives": int((labels > 0).sum()), "negatives": int((labels == 0).sum()),
+                "frozen_layers": freeze_layers}
+
+    def _freeze(self, n_layers: int) -> None:
+        for p in self.model.parameters():
+            p.requires_grad_(True)
+        if n_layers <= 0:
+            return
+        base = getattr(self.model, self.model.base_model_prefix, None)
+        if base is None:
+            return
+        for p in base.embeddings.parameters():
+            p.requires_grad_(False)
+        for layer in base.encoder.layer[:n_layers]:
+            for p in layer.parameters():
+                p.requires_grad_(False)

@@ -51,7 +51,8 @@ from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
 TRAIN_DEFAULTS: dict = {
     **DEFAULT_CONFIG,
-    "encoder_steps": 300,
+    "encoder_steps": 150,
+    "encoder_freeze_layers": 3,
     "encoder_batch": 16,
     "encoder_lr": 2e-5,
     "encoder_max_length": 128,
@@ -206,7 +207,8 @@ def train_model(
                                           max_length=int(cfg["encoder_max_length"]))
         examples = encoder_examples(train_pairs, train_gold, cfg, seed)
         enc_stats = encoder.fit(examples, steps=int(cfg["encoder_steps"]), batch_size=int(cfg["encoder_batch"]),
-                                lr=float(cfg["encoder_lr"]), seed=seed, progress=log)
+                                lr=float(cfg["encoder_lr"]), seed=seed, progress=log,
+                                freeze_layers=int(cfg["encoder_freeze_layers"]))
         timings["encoder_finetune_s"] = time.perf_counter() - t0
     log("features and encoder scores of train")
     t0 = time.perf_counter()
@@ -252,6 +254,11 @@ def train_model(
             "encoder": enc_stats, "crf": crf_stats, "dev_rules": rule_table,
         },
     )
+    if cache:
+        import json
+
+        (Path(out) / "encoder_scores.json").write_text(
+            json.dumps([[a, b, round(v, 6)] for (a, b), v in cache.items()], ensure_ascii=False), encoding="utf-8")
     log(f"model written to {out}")
     return out
 
