@@ -10,6 +10,7 @@ The numbers themselves come from ``annotation.agreement`` and ``annotation.aggre
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -355,7 +356,8 @@ def _fingerprint(job: LabelingJob) -> str:
 def cached_job_statistics(job: LabelingJob, method: str | None = None, min_shared: int = agreement.DEFAULT_MIN_SHARED) -> JobStatistics:
     """``job_statistics`` behind a cache keyed by a cheap fingerprint of the job's data, so the
     page of a million-judgment job is computed once and served from the cache until something changes."""
-    key = f"quality:stats:{job.pk}:{job.created_at.timestamp()}:{method}:{min_shared}:{_fingerprint(job)}"
+    raw = f"{job.pk}:{job.created_at.timestamp()}:{method}:{min_shared}:{_fingerprint(job)}"
+    key = f"quality:stats:{job.pk}:{hashlib.sha1(raw.encode()).hexdigest()}"
     stats = cache.get(key)
     if stats is None:
         stats = job_statistics(job, method=method, min_shared=min_shared)
