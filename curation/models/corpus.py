@@ -156,6 +156,9 @@ class ReferenceAlignment(models.Model):
         ]
         indexes = [models.Index(fields=["pair", "role"])]
 
+    def __str__(self) -> str:
+        return f"{self.role} {self.label} {self.simple_id}<-{self.complex_id}"
+
 
 class ImportRecord(models.Model):
     """One import run: who, what, and what it changed (for the upload page and audit)."""
@@ -169,3 +172,6 @@ class ImportRecord(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.format} import of {self.source}"

@@ -123,6 +123,9 @@ class RunChunk(models.Model):
         ordering = ["run", "index"]
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="chunk_unique_index")]
 
+    def __str__(self) -> str:
+        return f"chunk {self.index} of run #{self.run_id} ({self.status})"
+
 
 class PredictedAlignment(models.Model):
     run = models.ForeignKey(AlignmentRun, on_delete=models.CASCADE, related_name="predictions")
@@ -137,3 +140,6 @@ class PredictedAlignment(models.Model):
             models.UniqueConstraint(fields=["run", "simple", "complex"], name="prediction_unique_sentence_pair")
         ]
         indexes = [models.Index(fields=["run", "pair"])]
+
+    def __str__(self) -> str:
+        return f"{self.label} {self.simple_id}<-{self.complex_id} (run #{self.run_id})"
