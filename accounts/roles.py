@@ -47,6 +47,6 @@ def grant(user: AbstractBaseUser, role: Role) -> None:
     user.groups.add(group)  # type: ignore[attr-defined]
     if role == Role.ADMIN and not (user.is_staff and user.is_superuser):  # type: ignore[attr-defined]
         user.is_staff = user.is_superuser = True  # type: ignore[attr-defined]
-        user.save(update_fields=["is_staff", "is_superuser"])
+        user.save(update_fields=["is_staff", "is_superuser"])  # type: ignore[misc]
     if hasattr(user, "_role_cache"):
         del user._role_cache
