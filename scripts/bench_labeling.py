@@ -6,7 +6,8 @@
 1. (re)creates the database named in --database-url, migrates, seeds a job (min_seconds=0,
    5 judgments per pair, one test question in every 5) and one logged-in session per annotator;
 2. starts gunicorn on loopback with the production settings (DEBUG=0);
-3. runs locust headless from a second process: each annotator loops "GET the labeling page
+3. runs locust headless from a second process (annotators start at --spawn-rate per second; latency
+   statistics are reset once all have started): each annotator loops "GET the labeling page
    (serves or resumes a question) -> POST the answer to the API"; one answer in ten is sent
    twice (a client retry: must come back as a duplicate);
 4. reports median and p95 per request kind, then audits the database against what the clients
@@ -113,6 +114,10 @@ def _env(args: argparse.Namespace, static_root: str) -> dict[str, str]:
 
 
 def _recreate_database(url: str) -> None:
+    if url.startswith("sqlite:///"):
+        for suffix in ("", "-wal", "-shm"):
+            Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
+        return
     import psycopg
 
     name = url.rsplit("/", 1)[1]
@@ -212,7 +217,10 @@ print(json.dumps(dict(told=len(tokens), in_flight_at_stop=len(in_flight), in_fli
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/annotation_bench")
+    parser.add_argument(
+        "--database-url", default="postgres://postgres@127.0.0.1:5432/annotation_bench",
+        help="recreated for the run; sqlite:////tmp/bench.sqlite3 works too",
+    )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9")
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--duration", type=int, default=60, help="seconds of load")
@@ -220,6 +228,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (gthread when > 1)")
     parser.add_argument("--articles", type=int, default=40, help="article pairs to seed (90 candidate pairs each)")
     parser.add_argument("--think", type=float, default=0.0, help="mean seconds an annotator waits between pairs (0 = closed loop)")
+    parser.add_argument("--spawn-rate", type=float, default=10, help="annotators starting per second; latency stats are reset once all have started")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--out", default="", help="write the JSON report here too")
     args = parser.parse_args()
@@ -251,7 +260,7 @@ def main() -> int:
         lenv = dict(env, BENCH_ROLE="locust", BENCH_SESSIONS=str(sessions), BENCH_JOB=str(job_id), BENCH_OUT=str(out),
                     BENCH_THINK=str(args.think))
         cmd = [str(Path(sys.executable).parent / "locust"), "-f", str(Path(__file__).resolve()), "--headless", "-u", str(args.users),
-               "-r", str(args.users), "-t", f"{args.duration}s", "--host", host, "--only-summary", "--stop-timeout", "5"]
+               "-r", str(args.spawn_rate), "--reset-stats", "-t", f"{args.duration}s", "--host", host, "--only-summary", "--stop-timeout", "5"]
         t0 = time.time()
         subprocess.run(cmd, cwd=ROOT, env=lenv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         elapsed = time.time() - t0
@@ -261,7 +270,7 @@ def main() -> int:
     result = json.loads(out.read_text())
     audit = _audit(env, job_id, out)
     report = {
-        "users": args.users, "think_s": args.think, "duration_s": args.duration, "workers": args.workers, "threads": args.threads,
+        "users": args.users, "spawn_rate": args.spawn_rate, "think_s": args.think, "duration_s": args.duration, "workers": args.workers, "threads": args.threads,
         "wall_s": round(elapsed, 1), "load_average": os.getloadavg(), "stats": result["stats"], "client_counts": result["counts"],
         "audit": audit,
     }
