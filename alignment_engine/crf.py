@@ -50,6 +50,7 @@ def _check(
     start: torch.Tensor | None,
     step_mask: torch.Tensor | None,
     label_mask: torch.Tensor | None,
+    require_null: bool = True,
 ) -> ChainInputs:
     if emissions.dim() != 3:
         raise ValueError(f"emissions must be (B, T, L), got shape {tuple(emissions.shape)}")
@@ -81,7 +82,7 @@ def _check(
             f"label_mask must be (B, L) = {(b, n_labels)} or (B, T, L) = {(b, t, n_labels)}, "
             f"got shape {tuple(label_mask.shape)}"
         )
-    if t and not bool(label_mask[..., 0].all()):
+    if require_null and t and not bool(label_mask[..., 0].all()):
         raise ValueError("label 0 ('not aligned') must be allowed at every step (label_mask[..., 0] all True)")
     return ChainInputs(emissions, transitions, start, step_mask, label_mask)
 
@@ -102,6 +103,7 @@ def chain_dp(
     start: torch.Tensor | None = None,
     step_mask: torch.Tensor | None = None,
     label_mask: torch.Tensor | None = None,
+    require_null: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Run the forward recursion; return ``(total, backpointers)``.
 
@@ -110,7 +112,7 @@ def chain_dp(
     gives the best previous label for each label at step ``t``) and ``None`` otherwise.
     A sequence with no real steps has total 0 (the empty path).
     """
-    alpha, back, has_steps = _run(emissions, transitions, semiring, start, step_mask, label_mask)
+    alpha, back, has_steps = _run(emissions, transitions, semiring, start, step_mask, label_mask, require_null)
     total = alpha.max(dim=1).values if semiring == "max" else torch.logsumexp(alpha, dim=1)
     return torch.where(has_steps, total, torch.zeros_like(total)), back
 
@@ -122,11 +124,12 @@ def _run(
     start: torch.Tensor | None,
     step_mask: torch.Tensor | None,
     label_mask: torch.Tensor | None,
+    require_null: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
     """Forward recursion: final ``alpha`` ``(B, L)``, backpointers (max only), has-steps ``(B,)``."""
     if semiring not in ("max", "logsumexp"):
         raise ValueError(f"semiring must be 'max' or 'logsumexp', got {semiring!r}")
-    x = _check(emissions, transitions, start, step_mask, label_mask)
+    x = _check(emissions, transitions, start, step_mask, label_mask, require_null)
     b, t, n_labels = x.emissions.shape
     emis = x.emissions.masked_fill(~x.label_mask, NEG_INF)
     if t == 0:
@@ -158,10 +161,16 @@ def log_partition(
     start: torch.Tensor | None = None,
     step_mask: torch.Tensor | None = None,
     label_mask: torch.Tensor | None = None,
+    require_null: bool = True,
 ) -> torch.Tensor:
-    """Exact log Z per sequence, ``(B,)`` (forward algorithm)."""
+    """Exact log Z per sequence, ``(B,)`` (forward algorithm).
+
+    With ``require_null=False`` the label mask may forbid label 0, e.g. to sum over the paths
+    that stay inside given gold label sets (a constrained partition function); every real step
+    must still allow at least one label.
+    """
     total, _ = chain_dp(emissions, transitions, semiring="logsumexp", start=start, step_mask=step_mask,
-                        label_mask=label_mask)
+                        label_mask=label_mask, require_null=require_null)
     return total
 
 

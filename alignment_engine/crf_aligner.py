@@ -69,6 +69,7 @@ DEFAULT_CONFIG: dict = {
     "crf_weight_decay": 1e-4,
     "crf_batch": 8,
     "transitions": True,
+    "gold_target": "best",
 }
 
 
@@ -147,6 +148,7 @@ class Seq:
     feats: np.ndarray  # (T, n_labels-1, F) standardised
     allowed: np.ndarray  # (T, n_labels-1) bool
     gold: np.ndarray | None = None  # (T,) labels
+    gold_sets: np.ndarray | None = None  # (T, n_labels) bool: every gold label of each step (0 when none)
 
 
 def build_sequences(
@@ -183,11 +185,13 @@ def build_sequences(
             cols = np.flatnonzero(allowed[rows].any(axis=0)) if n else np.zeros(0, dtype=np.int64)
             sub_allowed = allowed[np.ix_(rows, cols)]
             labels = None
+            sets = None
             if g is not None:
                 gsub = g[np.ix_(rows, cols)] * sub_allowed
                 sim = np.where(gsub > 0, c3g[np.ix_(rows, cols)] + 1.0, -1.0)
                 labels = np.where(gsub.any(axis=1), sim.argmax(axis=1) + 1, 0) if cols.size else np.zeros(len(rows), dtype=np.int64)
-            out.append(Seq(d, rows, cols, feats[np.ix_(rows, cols)].astype(np.float32), sub_allowed, labels))
+                sets = np.concatenate([~gsub.any(axis=1, keepdims=True), gsub > 0], axis=1)
+            out.append(Seq(d, rows, cols, feats[np.ix_(rows, cols)].astype(np.float32), sub_allowed, labels, sets))
     return out
 
 
@@ -202,6 +206,8 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> dict[str, torch.Tensor
     step_mask = np.zeros((b, t), dtype=bool)
     n_labels = np.zeros(b, dtype=np.int64)
     gold = np.zeros((b, t), dtype=np.int64)
+    gold_sets = np.zeros((b, t, lab), dtype=bool)
+    gold_sets[:, :, 0] = True
     for i, s in enumerate(seqs):
         tt, ll = len(s.rows), len(s.cols)
         feats[i, :tt, :ll] = s.feats
@@ -210,12 +216,15 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> dict[str, torch.Tensor
         n_labels[i] = ll + 1
         if s.gold is not None:
             gold[i, :tt] = s.gold
+        if s.gold_sets is not None:
+            gold_sets[i, :tt, : ll + 1] = s.gold_sets
     return {
         "feats": torch.from_numpy(feats).to(device),
         "label_mask": torch.from_numpy(label_mask).to(device),
         "step_mask": torch.from_numpy(step_mask).to(device),
         "n_labels": torch.from_numpy(n_labels).to(device),
         "gold": torch.from_numpy(gold).to(device),
+        "gold_sets": torch.from_numpy(gold_sets).to(device),
     }
 
 
@@ -310,8 +319,15 @@ def train_crf(
             for k in order:
                 batch = bs[int(k)]
                 emis, trans, start = model.direction(d)(batch)
-                ll = crf.log_likelihood(emis, trans, batch["gold"], start=start, step_mask=batch["step_mask"],
-                                        label_mask=batch["label_mask"])
+                kw = {"start": start, "step_mask": batch["step_mask"]}
+                if config.get("gold_target", "any") == "any":
+                    # log P(path within the gold label sets): a step of an n:1 merge may take any of its
+                    # gold complex sentences (constrained forward algorithm minus log Z)
+                    ll = crf.log_partition(emis, trans, label_mask=batch["gold_sets"] & batch["label_mask"],
+                                           require_null=False, **kw) - \
+                        crf.log_partition(emis, trans, label_mask=batch["label_mask"], **kw)
+                else:  # "best": the gold label with the highest C3G
+                    ll = crf.log_likelihood(emis, trans, batch["gold"], label_mask=batch["label_mask"], **kw)
                 loss = -ll.sum() / max(total_steps[d], 1)
                 opt.zero_grad()
                 loss.backward()

@@ -127,3 +127,21 @@ def test_gradient_of_log_likelihood_is_finite_with_masked_labels():
     ll = crf.log_likelihood(emis, trans, torch.tensor([[1, 0, 1]]), label_mask=torch.tensor([[True, True, False, False]]))
     ll.sum().backward()
     assert torch.isfinite(emis.grad).all() and torch.isfinite(trans.grad).all()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 4), st.integers(2, 4), st.integers(0, 10_000))
+def test_constrained_log_z_sums_paths_inside_gold_sets(n_steps, n_labels, seed):
+    """log Z with label 0 forbidden (gold label sets of n:1 merges) matches enumeration."""
+    g = torch.Generator().manual_seed(seed)
+    emis = torch.randn((1, n_steps, n_labels), generator=g, dtype=torch.float64)
+    trans = torch.randn((1, n_labels, n_labels), generator=g, dtype=torch.float64)
+    sets = torch.rand((1, n_steps, n_labels), generator=g) > 0.5
+    sets[0, :, 1] = True  # every step keeps at least one label
+    total = []
+    for path in itertools.product(range(n_labels), repeat=n_steps):
+        if all(bool(sets[0, t, a]) for t, a in enumerate(path)):
+            s = sum(float(emis[0, t, a]) for t, a in enumerate(path))
+            total.append(s + sum(float(trans[0, path[t - 1], path[t]]) for t in range(1, n_steps)))
+    got = crf.log_partition(emis, trans, label_mask=sets, require_null=False)
+    assert float(got[0]) == pytest.approx(float(torch.logsumexp(torch.tensor(total), 0)), abs=1e-6)
