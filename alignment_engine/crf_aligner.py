@@ -435,7 +435,9 @@ class CRFAligner:
         self.counters: dict[str, int] = {}
 
     @classmethod
-    def load(cls, model_dir: str | Path, device: str = "auto") -> CRFAligner:
+    def load(cls, model_dir: str | Path, device: str = "auto", quantize: bool = False) -> CRFAligner:
+        """Load a model directory; ``quantize=True`` runs the encoder int8-quantized (CPU only, faster,
+        slightly different scores)."""
         from alignment_engine import model_store
         from alignment_engine.encoders import CrossEncoder, resolve_device
 
@@ -449,6 +451,8 @@ class CRFAligner:
         encoder = None
         if config["emission"] != "lexical":
             encoder = CrossEncoder.load(Path(model_dir) / model_store.ENCODER_DIR, device=str(dev))
+            if quantize and dev.type == "cpu":
+                encoder.quantize()
         return cls(model, encoder, config, meta["normalisation"], meta["thresholds"], dev)
 
     def prepare(self, pairs: Sequence[DocPair], links: Sequence[list[tuple[int, int, float]]] | None = None,

@@ -13,7 +13,7 @@ sentences split with ``alignment_engine.text.split_sentences``) and prints one J
 - peak memory (``resource.getrusage`` max RSS; ``torch.cuda.max_memory_allocated`` on CUDA).
 
     python scripts/bench_engine.py --model var/models/deplain-crf [--device cpu|cuda|auto]
-        [--limit N] [--paragraphs model|none|predicted] [--batch-size 1024]
+        [--limit N] [--paragraphs model|none|predicted] [--batch-size 1024] [--quantize]
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="paragraph alignment before sentence alignment (default: as the model was trained)")
     ap.add_argument("--batch-size", type=int, default=None, help="encoder batch size (default 128 CPU / 1024 GPU)")
     ap.add_argument("--chunk", type=int, default=64, help="document pairs per encoder call")
+    ap.add_argument("--quantize", action="store_true", help="int8 dynamic quantization of the encoder (CPU)")
     args = ap.parse_args(argv)
 
     import torch
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     t_load = time.perf_counter()
     pairs = onestop_pairs(args.texts, limit=args.limit)
     load_s = time.perf_counter() - t_load
-    aligner = CRFAligner.load(args.model, args.device)
+    aligner = CRFAligner.load(args.model, args.device, quantize=args.quantize)
     if args.paragraphs != "model":
         aligner.config = {**aligner.config, "paragraphs": args.paragraphs}
     if args.batch_size and aligner.encoder is not None:
