@@ -37,3 +37,13 @@ def test_resolve_device():
     assert resolve_device("cpu").type == "cpu"
     with pytest.raises(ValueError, match="device must be"):
         resolve_device("tpu")
+
+
+@pytest.mark.slow
+def test_int8_quantized_encoder_still_gives_probabilities():
+    enc = CrossEncoder.pretrained(num_labels=2, device="cpu", max_length=32)
+    pairs = [("The dog barks.", "The dog barks loudly."), ("Short.", "A different and longer sentence here.")]
+    before = enc.predict(pairs)
+    after = enc.quantize().predict(pairs)
+    assert after.shape == (2,) and np.all((after >= 0) & (after <= 1))
+    assert np.abs(after - before).max() < 0.3
