@@ -306,10 +306,10 @@ def encoder_examples(pairs: Sequence[DocPair], gold: Sequence[Alignment], cfg: d
             n_hard = (2 * n_neg + 2) // 3
             chosen = hard[:n_hard]
             for _ in range(n_neg - len(chosen)):
-                a, b = int(rng.integers(sim.shape[0])), int(rng.integers(sim.shape[1]))
-                if not goldm[a, b]:
-                    chosen.append((a, b))
-            out.extend((simple[a], complex_[b], 0) for a, b in chosen)
+                ri, ci = int(rng.integers(sim.shape[0])), int(rng.integers(sim.shape[1]))
+                if not goldm[ri, ci]:
+                    chosen.append((ri, ci))
+            out.extend((simple[ri], complex_[ci], 0) for ri, ci in chosen)
     order = rng.permutation(len(out))
     return [out[int(k)] for k in order]
 
