@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     al.add_argument("--method", choices=api.METHODS, default=None,
                     help=f"alignment method (default: the model's method with --model, else {api.DEFAULT_METHOD})")
     al.add_argument("--model", help="model directory (from `train`); needed by crf")
+    al.add_argument("--quantize", action="store_true",
+                    help="crf on CPU: int8-quantized cross-encoder (about 1.8x faster, scores change slightly)")
     al.add_argument("--threshold", type=float, help="override a baseline's similarity threshold")
     al.add_argument("--train-pairs", help="lr only: pairs JSONL to fit the logistic regression on")
     al.add_argument("--train-gold", help="lr only: gold TSV to fit the logistic regression on")
@@ -139,7 +141,7 @@ def cmd_align(args: argparse.Namespace) -> int:
         if args.threshold is not None:
             aligner.threshold = args.threshold  # type: ignore[attr-defined]
     else:
-        aligner = api.load_aligner(method, args.model, args.device, threshold=args.threshold)
+        aligner = api.load_aligner(method, args.model, args.device, threshold=args.threshold, quantize=args.quantize)
     progress = Progress(f"align ({method})", not args.quiet)
     start = time.perf_counter()
     try:

@@ -1,0 +1,30 @@
+"""`align --quantize` runs a trained CRF with the int8 cross-encoder and writes the same pairs format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alignment_engine.cli import main
+from alignment_engine.io import read_alignment_tsv, write_pairs_jsonl
+from alignment_engine.tests.test_training import _tiny
+from alignment_engine.training import train_model
+
+
+def test_align_with_quantized_encoder(tmp_path: Path) -> None:
+    pairs, gold = _tiny()
+    model_dir = train_model(
+        pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu",
+        emission="encoder+lexical", encoder_steps=2, crf_epochs=2, hidden=8, transition_hidden=4,
+    )
+    write_pairs_jsonl(tmp_path / "pairs.jsonl", pairs)
+    outputs = {}
+    for name, extra in (("plain", []), ("int8", ["--quantize"])):
+        out = tmp_path / f"{name}.tsv"
+        argv = ["align", "--input", str(tmp_path / "pairs.jsonl"), "--output", str(out),
+                "--model", str(model_dir), "--device", "cpu", *extra]
+        assert main(argv) == 0
+        outputs[name] = read_alignment_tsv(out)
+    for rows in outputs.values():
+        assert rows, "the aligner found no pair at all"
+        assert all(r.label in ("aligned", "partialAligned") for r in rows)
+        assert {r.simple_id.split("-")[0] for r in rows} <= {"a", "b"}
