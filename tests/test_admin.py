@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 from django.apps import apps
 from django.contrib import admin
+from django.db.models import Model
 from django.urls import reverse
 
 OUR_APPS = ("accounts", "curation", "annotation")
 
 
-def our_models() -> list[type]:
+def our_models() -> list[type[Model]]:
     return [m for app in OUR_APPS for m in apps.get_app_config(app).get_models()]
 
 

@@ -24,7 +24,8 @@ def test_tfidf_equals_word_tfidf_cosine():
 
 def test_jaccard_values():
     mat = sim.jaccard(["a b c", "x"], ["a b d", "x x", ""])
-    np.testing.assert_allclose(mat, [[2 / 4, 0, 0], [0, 1, 0]])
+    expected: list[list[float]] = [[2 / 4, 0, 0], [0, 1, 0]]
+    np.testing.assert_allclose(mat, expected)
 
 
 def test_containment_is_directional():
