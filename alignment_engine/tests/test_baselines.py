@@ -73,5 +73,6 @@ def test_c3g_best_match_reaches_floor_on_onestop_dev(shared_data):
 
     pairs = read_pairs_jsonl(shared_data / "onestopenglish-gold-dev" / "dev_pairs.jsonl")
     gold = read_alignment_tsv(shared_data / "onestopenglish-gold-dev" / "dev_gold.tsv")
-    res = tune_threshold(make_baseline("cats-closest"), pairs, gold, grid=np.arange(0.1, 0.35, 0.025))
+    grid = [float(t) for t in np.arange(0.1, 0.35, 0.025)]
+    res = tune_threshold(make_baseline("cats-closest"), pairs, gold, grid=grid)
     assert res.task1["f1"] == pytest.approx(0.976, abs=1e-3)
