@@ -80,10 +80,10 @@ def test_per_step_label_mask_matches_brute_force(n_steps, n_labels, seed):
         s += sum(float(trans[0, path[t - 1], path[t]]) for t in range(1, n_steps))
         scores.append(s)
     logz = crf.log_partition(emis, trans, label_mask=allowed)
-    best, path = crf.viterbi(emis, trans, label_mask=allowed)
+    best, best_path = crf.viterbi(emis, trans, label_mask=allowed)
     assert float(logz[0]) == pytest.approx(float(torch.logsumexp(torch.tensor(scores), 0)), abs=1e-6)
     assert float(best[0]) == pytest.approx(max(scores), abs=1e-6)
-    assert all(bool(allowed[0, t, int(a)]) for t, a in enumerate(path[0]))
+    assert all(bool(allowed[0, t, int(a)]) for t, a in enumerate(best_path[0]))
 
 
 def test_marginals_sum_to_one_and_likelihood_is_a_log_probability():
@@ -126,6 +126,7 @@ def test_gradient_of_log_likelihood_is_finite_with_masked_labels():
     trans = torch.randn((1, 4, 4), requires_grad=True)
     ll = crf.log_likelihood(emis, trans, torch.tensor([[1, 0, 1]]), label_mask=torch.tensor([[True, True, False, False]]))
     ll.sum().backward()
+    assert emis.grad is not None and trans.grad is not None
     assert torch.isfinite(emis.grad).all() and torch.isfinite(trans.grad).all()
 
 
