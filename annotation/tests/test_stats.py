@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -147,9 +148,14 @@ def test_simulated_job_in_the_database_matches_the_numpy_path() -> None:
 def test_cached_statistics_follow_changes(job_with_votes, crowd, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     job, items = job_with_votes
     first = quality_stats.cached_job_statistics(job, min_shared=1)
-    calls = []
+    calls: list[int] = []
     real = quality_stats.job_statistics
-    monkeypatch.setattr(quality_stats, "job_statistics", lambda *a, **k: calls.append(1) or real(*a, **k))
+
+    def counting_job_statistics(*a: Any, **k: Any) -> quality_stats.JobStatistics:
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(quality_stats, "job_statistics", counting_job_statistics)
     again = quality_stats.cached_job_statistics(job, min_shared=1)
     assert calls == [] and again.report.fleiss == pytest.approx(first.report.fleiss)
     Membership.objects.filter(job=job, annotator=crowd[4]).update(removed=True)
