@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from curation.curate.filters import DEFAULTS, apply_filters, build_filters, lexical_overlap, split_category
+from curation.curate.filters import (
+    DEFAULTS,
+    BisectFilter,
+    apply_filters,
+    build_filters,
+    lexical_overlap,
+    split_category,
+)
 from curation.curate.rows import Row
 from curation.curate.verbs import has_verb
 
@@ -44,6 +51,7 @@ def test_gleu_filter_counts() -> None:
     ]
     kept = flt.apply(rows)
     assert len(kept) == 1 and flt.removed == 2
+    assert kept[0].extra is not None
     assert abs(kept[0].extra["gleu"] - 11 / 18) < 1e-9
 
 
@@ -64,6 +72,7 @@ def test_flesch_filter_counts() -> None:
     easy = "The city will fix the roads. It needs help."
     kept = flt.apply([row(easy, hard), row(hard, easy)])
     assert len(kept) == 1 and kept[0].simple == easy and flt.removed == 1
+    assert kept[0].extra is not None
     assert kept[0].extra["flesch_gain"] >= 10
 
 
@@ -98,6 +107,7 @@ def test_bisect_filter_with_stub_scorer_counts_each_reason() -> None:
         return [0.9 if "bridge" in r else 0.1 for r in refs]
 
     (flt,) = build_filters({"bisect": {}}, scorer=scorer)
+    assert isinstance(flt, BisectFilter)
     rows = [
         # a good 1-2 split (group 0)
         row(PART1, LONG, group=0, shape="1-2", n=0), row(PART2, LONG, group=0, shape="1-2", n=1),
