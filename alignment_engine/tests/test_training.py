@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TypedDict
 
 import numpy as np
 import pytest
@@ -13,7 +14,17 @@ from alignment_engine.errors import ModelError
 from alignment_engine.training import encoder_examples, score_predictions, train_model
 from alignment_engine.types import Alignment, DocPair
 
-FAST = {"emission": "lexical", "crf_epochs": 3, "hidden": 8, "transition_hidden": 4}
+
+class TrainingOptions(TypedDict):
+    """The extra ``**config`` options of ``train_model`` that the fast test models use."""
+
+    emission: str
+    crf_epochs: int
+    hidden: int
+    transition_hidden: int
+
+
+FAST: TrainingOptions = {"emission": "lexical", "crf_epochs": 3, "hidden": 8, "transition_hidden": 4}
 
 
 def _tiny() -> tuple[list[DocPair], list[Alignment]]:
