@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from typing import cast
+
 from curation.curate.derive import LevelLink, derive_links
 from curation.curate.gleu import sentence_gleu
 from curation.curate.phenomena import Phenomenon, classify, components, count_phenomena
@@ -13,7 +16,7 @@ def test_components_group_a_bipartite_graph() -> None:
 
 
 def test_classify_every_phenomenon() -> None:
-    texts = {
+    texts: dict[Hashable, str] = {
         "c1": "The cat sat on the mat.", "s1": "The cat sat on the mat.",  # copying
         "c2": "He went home early.", "s2": "He left early.",  # rephrasing
         "c3": "A long one, which has two parts.", "s3a": "A long one.", "s3b": "It has two parts.",  # splitting
@@ -70,6 +73,11 @@ def test_sentence_gleu_matches_hand_computation() -> None:
     assert sentence_gleu("alpha beta", "gamma delta") == 0.0
 
 
+def _number(key: Hashable) -> int:
+    """The sentence number of a ``("c" | "s", number)`` key of ``classify``."""
+    return cast(tuple[str, int], key)[1]
+
+
 def test_fast_row_classification_agrees_with_classify() -> None:
     import random
 
@@ -79,12 +87,12 @@ def test_fast_row_classification_agrees_with_classify() -> None:
     rng = random.Random(7)
     for _ in range(200):
         links = sorted({(rng.randint(1, 6), rng.randint(1, 6)) for _ in range(rng.randint(1, 8))})
-        texts = {("c", c): f"t{c}" for c, _ in links} | {("s", s): f"t{s}" for _, s in links}
+        texts: dict[Hashable, str] = {**{("c", c): f"t{c}" for c, _ in links}, **{("s", s): f"t{s}" for _, s in links}}
         rows = [Row("aligned", f"p-0-0-{s}", f"p-1-0-{c}", f"t{s}", f"t{c}") for c, s in links]
         stats = Stats()
         classify_rows(rows, links, stats)
         groups = classify([(("c", c), ("s", s)) for c, s in links], texts)
-        by_link = {(c[1], s[1]): g for g in groups for c in g.complex for s in g.simple}
+        by_link = {(_number(c), _number(s)): g for g in groups for c in g.complex for s in g.simple}
         for row, link in zip(rows, links, strict=True):
             assert row.phenomenon == by_link[link].phenomenon.value
             assert row.group_shape == by_link[link].shape
