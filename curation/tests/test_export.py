@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
 
+from curation.curate.rows import Row
 from curation.models import DocumentPair, ExportedDataset, Job, SyntheticPair
 from curation.services import export as export_service
 from curation.services.export import create_export, pseudonym, run_export
@@ -68,6 +69,7 @@ def test_auto_export_tsv_rows_ids_splits_and_card(exports_dir: Path) -> None:
     assert card["lengths"]["all"]["complex_tokens"] > card["lengths"]["all"]["simple_tokens"]
     assert {f["name"] for f in dataset.files} == set(names)
     assert "| splitting | 4 |" in (folder / "README.md").read_text()
+    assert dataset.job_id is not None
     assert Job.objects.get(pk=dataset.job_id).status == Job.Status.SUCCEEDED
 
 
@@ -129,7 +131,7 @@ def test_failure_mid_export_leaves_no_file_and_no_half_row(exports_dir: Path, mo
     calls = {"n": 0}
     original = export_service.SplitWriters.write
 
-    def exploding(self: Any, split: str, row: dict[str, Any]) -> None:
+    def exploding(self: Any, split: str, row: Row) -> None:
         calls["n"] += 1
         if calls["n"] == 10:
             raise RuntimeError("disk on fire")
@@ -141,6 +143,7 @@ def test_failure_mid_export_leaves_no_file_and_no_half_row(exports_dir: Path, mo
     assert list(exports_dir.rglob("*")) == []  # no final folder, no staging folder, no temp file
     dataset.refresh_from_db()
     assert dataset.files == [] and dataset.card == {} and dataset.path == ""
+    assert dataset.job_id is not None
     job = Job.objects.get(pk=dataset.job_id)
     assert job.status == Job.Status.FAILED and "disk on fire" in job.error
     # a later run of a fresh export succeeds
@@ -177,7 +180,7 @@ def test_finished_export_is_not_redone(exports_dir: Path) -> None:
 def test_filters_report_removed_counts_in_the_card(exports_dir: Path) -> None:
     corpus = make_corpus(n_articles=2, all_levels=True)
     run = make_run(corpus)
-    filters = {"identical": {}, "adjacent_levels": {}, "gleu": {}, "flesch": {}}
+    filters: dict[str, dict[str, Any]] = {"identical": {}, "adjacent_levels": {}, "gleu": {}, "flesch": {}}
     dataset = create_export(corpus.pk, "auto", params(filters=filters, splits=None), run_id=run.pk)
     run_export(dataset.pk)
     dataset.refresh_from_db()
@@ -366,16 +369,19 @@ def test_cancelling_the_job_stops_the_export_and_leaves_nothing(exports_dir: Pat
     corpus = make_corpus("big", n_articles=0)
     run = bulk_predictions(corpus, 3_000)
     dataset = create_export(corpus.pk, "auto", params(format="jsonl"), run_id=run.pk)
+    job_id = dataset.job_id
+    assert job_id is not None
     seen: list[int] = []
 
     def progress(done: int, total: int) -> None:
         seen.append(done)
-        Job.objects.filter(pk=dataset.job_id).update(cancel_requested=True)
+        Job.objects.filter(pk=job_id).update(cancel_requested=True)
 
     assert run_export(dataset.pk, progress) == "skipped"
     assert seen and seen[0] < 3_000  # stopped before the end
     assert list(exports_dir.iterdir()) == []
     dataset.refresh_from_db()
+    assert dataset.job_id is not None
     assert dataset.files == [] and Job.objects.get(pk=dataset.job_id).status == Job.Status.CANCELLED
 
 
