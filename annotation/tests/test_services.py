@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import cast
 
 import pytest
 from django.utils import timezone
@@ -48,7 +49,7 @@ def test_auto_alignment_then_correction_records_revision_and_candidates(verifier
     pair = corpus.pairs.get()
     assert correction.ensure_auto_alignment(pair) is True
     assert correction.ensure_auto_alignment(pair) is False
-    auto = {(x["c"], x["s"]) for x in correction.current_links(pair)}
+    auto = {(cast(int, x["c"]), cast(int, x["s"])) for x in correction.current_links(pair)}
     assert (0, 0) in auto and (1, 1) in auto  # lexically obvious paragraph matches
     # every sentence pair inside aligned paragraphs is a candidate
     n_expected = sum(len(correction.doc_pair(pair).complex[c]) * len(correction.doc_pair(pair).simple[s]) for c, s in auto)
@@ -160,6 +161,7 @@ def test_min_time_is_enforced_from_serve_time(annotator):
 def test_resubmission_is_idempotent_and_tokens_are_private(annotator, make_user):
     job = make_job(every=0)
     a = assignment.next_question(job, annotator)
+    assert a is not None and a.item_id is not None
     first = labeling.submit_answer(annotator, a.token, "aligned")
     again = labeling.submit_answer(annotator, a.token, "notAligned")
     assert again.duplicate and again.label == "aligned" == first.label
@@ -173,6 +175,7 @@ def test_resubmission_is_idempotent_and_tokens_are_private(annotator, make_user)
 def test_expired_reservations_return_to_the_queue(annotator):
     job = make_job(every=0, judgments_per_pair=1)
     a = assignment.next_question(job, annotator)
+    assert a is not None and a.item_id is not None
     assert JobItem.objects.get(pk=a.item_id).reserved_count == 1
     Assignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert assignment.release_expired(job) == 1
