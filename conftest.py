@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,3 +68,32 @@ def client_for(client):  # type: ignore[no-untyped-def]
         return client
 
     return login
+
+
+@pytest.fixture
+def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Headless Debian chromium through Playwright; skips with a reason when either is missing."""
+    from tests.browser import CHROMIUM_ARGS
+
+    chromium = shutil.which("chromium")
+    if not chromium:
+        pytest.skip("Debian's chromium is not installed (scripts/ensure_chromium.sh installs it); browser test skipped")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Python is not installed")
+    # Playwright's sync API runs an event loop in this thread; allow the ORM for this test only
+    # (never at import: the variable would leak into other tests' subprocesses).
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def browser_page(browser: Any, live_server: Any) -> Callable[..., Any]:
+    """``browser_page(user, width=1360, height=860)``: a page logged in as ``user`` on the live server."""
+    from tests.browser import logged_in_page
+
+    def open_as(user: Any, width: int = 1360, height: int = 860) -> Any:
+        return logged_in_page(browser, live_server.url, user, width, height)
+
+    return open_as

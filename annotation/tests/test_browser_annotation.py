@@ -7,57 +7,19 @@ too-fast.png, explanation.png, removed.png, jobs.png.
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
-from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.test import Client
 
 from annotation.models import Assignment, Judgment, Membership, ParagraphAlignmentRevision
 from annotation.models import TestAnswer as CheckAnswer
 from annotation.tests.factories import make_corpus, make_job
+from tests.browser import screenshot
 
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-ARTIFACTS = Path(os.environ.get("ARTIFACTS_DIR", "artifacts"))
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]
 KEY_FOR = {"aligned": "1", "partialAligned": "2", "notAligned": "3"}
 WRONG = {"aligned": "notAligned", "partialAligned": "notAligned", "notAligned": "aligned"}
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def browser():  # type: ignore[no-untyped-def]
-    chromium = shutil.which("chromium")
-    if not chromium:
-        pytest.skip("Debian's chromium is not installed (scripts/ensure_chromium.sh installs it); browser test skipped")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Python is not installed")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-def page_for(browser, live_server, user):  # type: ignore[no-untyped-def]
-    client = Client()
-    client.force_login(user)
-    context = browser.new_context(viewport={"width": 1360, "height": 860})
-    context.add_cookies(
-        [{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": live_server.url}]
-    )
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    return context.new_page()
-
-
-def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    page.wait_for_timeout(150)  # let the last repaint land
-    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
 
 
 def current(page) -> Assignment:  # type: ignore[no-untyped-def]
@@ -67,16 +29,16 @@ def current(page) -> Assignment:  # type: ignore[no-untyped-def]
     return Assignment.objects.select_related("test_question").get(token=page.locator("#lab-token").input_value())
 
 
-def test_correct_paragraph_alignment(browser, live_server, verifier) -> None:  # type: ignore[no-untyped-def]
+def test_correct_paragraph_alignment(browser_page, live_server, verifier) -> None:  # type: ignore[no-untyped-def]
     pair = make_corpus(n_articles=1).pairs.get()
-    page = page_for(browser, live_server, verifier)
+    page = browser_page(verifier)
     page.goto(f"{live_server.url}/annotate/correct/")
-    shot(page, "correct-index.png")
+    screenshot(page, "correct-index.png")
     page.click("text=Correct next pair")
     page.wait_for_selector("#cx-svg path", state="attached")
     n_auto = int(page.locator("#cx-count").inner_text())
     assert page.locator("#cx-svg path").count() == n_auto > 0
-    shot(page, "correct.png")
+    screenshot(page, "correct.png")
     # mouse: complex ¶2 then simple ¶3 adds a link
     page.click('.cx-para[data-side="c"][data-pos="2"]')
     page.click('.cx-para[data-side="s"][data-pos="3"]')
@@ -88,7 +50,7 @@ def test_correct_paragraph_alignment(browser, live_server, verifier) -> None:  #
     page.keyboard.press("ArrowRight")
     page.keyboard.press("Space")
     assert int(page.locator("#cx-count").inner_text()) == n_auto
-    shot(page, "correct-edited.png")
+    screenshot(page, "correct-edited.png")
     with page.expect_navigation():
         page.keyboard.press("s")
     assert "Saved" in page.locator(".messages").inner_text()
@@ -97,17 +59,17 @@ def test_correct_paragraph_alignment(browser, live_server, verifier) -> None:  #
     assert page.locator("#cx-dirty").is_hidden()
 
 
-def test_label_a_page_of_five_with_the_keyboard(browser, live_server, annotator) -> None:  # type: ignore[no-untyped-def]
+def test_label_a_page_of_five_with_the_keyboard(browser_page, live_server, annotator) -> None:  # type: ignore[no-untyped-def]
     job = make_job(min_seconds=1, every=5, min_tests=4)
-    page = page_for(browser, live_server, annotator)
+    page = browser_page(annotator)
     page.goto(f"{live_server.url}/annotate/")
-    shot(page, "jobs.png")
+    screenshot(page, "jobs.png")
     page.goto(f"{live_server.url}/annotate/jobs/{job.pk}/instructions/")
-    shot(page, "instructions.png")
+    screenshot(page, "instructions.png")
     page.goto(f"{live_server.url}/annotate/jobs/{job.pk}/label/")
     page.keyboard.press("c")
     page.wait_for_selector("#lab-context mark")
-    shot(page, "label-context.png")
+    screenshot(page, "label-context.png")
     page.keyboard.press("c")
     tokens = []
     for n in range(5):
@@ -116,7 +78,7 @@ def test_label_a_page_of_five_with_the_keyboard(browser, live_server, annotator)
         label = a.test_question.gold_label if a.test_question else ["aligned", "partialAligned", "notAligned"][n % 3]
         time.sleep(1.15)
         if n == 2:
-            shot(page, "label.png")
+            screenshot(page, "label.png")
         page.keyboard.press(KEY_FOR[label])
         page.wait_for_function(f"document.getElementById('lab-answered').textContent === '{n + 1}'")
         if n < 4:
@@ -128,9 +90,9 @@ def test_label_a_page_of_five_with_the_keyboard(browser, live_server, annotator)
     assert Membership.objects.get(job=job, annotator=annotator).questions_answered == 5
 
 
-def test_refused_for_answering_too_fast(browser, live_server, annotator) -> None:  # type: ignore[no-untyped-def]
+def test_refused_for_answering_too_fast(browser_page, live_server, annotator) -> None:  # type: ignore[no-untyped-def]
     job = make_job(min_seconds=30, every=0)
-    page = page_for(browser, live_server, annotator)
+    page = browser_page(annotator)
     page.goto(f"{live_server.url}/annotate/jobs/{job.pk}/label/")
     token = page.locator("#lab-token").input_value()
     page.keyboard.press("1")
@@ -138,21 +100,21 @@ def test_refused_for_answering_too_fast(browser, live_server, annotator) -> None
     notice.wait_for(state="visible")
     assert "at least 30 seconds" in notice.inner_text()
     assert page.locator("#lab-token").input_value() == token  # still the same question
-    shot(page, "too-fast.png")
+    screenshot(page, "too-fast.png")
     current(page)
     assert not Judgment.objects.exists()
 
 
-def test_removed_after_failing_test_questions(browser, live_server, annotator) -> None:  # type: ignore[no-untyped-def]
+def test_removed_after_failing_test_questions(browser_page, live_server, annotator) -> None:  # type: ignore[no-untyped-def]
     job = make_job(min_seconds=1, every=1, min_tests=2, threshold=0.85)
-    page = page_for(browser, live_server, annotator)
+    page = browser_page(annotator)
     page.goto(f"{live_server.url}/annotate/jobs/{job.pk}/label/")
     a = current(page)
     time.sleep(1.15)
     page.keyboard.press(KEY_FOR[WRONG[a.test_question.gold_label]])
     page.locator("#lab-explain").wait_for(state="visible")
     assert a.test_question.explanation in page.locator("#lab-explain-text").inner_text()
-    shot(page, "explanation.png")
+    screenshot(page, "explanation.png")
     page.keyboard.press("Enter")
     page.wait_for_function(f"document.getElementById('lab-token').value !== '{a.token}'")
     b = current(page)
@@ -160,24 +122,24 @@ def test_removed_after_failing_test_questions(browser, live_server, annotator) -
     with page.expect_navigation():
         page.keyboard.press(KEY_FOR[WRONG[b.test_question.gold_label]])
     page.wait_for_selector("text=Thank you for your work on this job")
-    shot(page, "removed.png")
+    screenshot(page, "removed.png")
     assert Membership.objects.get(job=job, annotator=annotator).removed
 
 
-def test_researcher_creates_a_job(browser, live_server, researcher) -> None:  # type: ignore[no-untyped-def]
+def test_researcher_creates_a_job(browser_page, live_server, researcher) -> None:  # type: ignore[no-untyped-def]
     from annotation.models import LabelingJob
 
     make_corpus()
-    page = page_for(browser, live_server, researcher)
+    page = browser_page(researcher)
     page.goto(f"{live_server.url}/annotate/jobs/new/")
     page.fill("input[name=name]", "Pilot round")
     page.select_option("select[name=corpus]", label="toy")
     page.select_option("select[name=gold_source]", "none")
     page.fill("input[name=min_seconds]", "8")
-    shot(page, "job-new.png")
+    screenshot(page, "job-new.png")
     with page.expect_navigation():
         page.click("form.a-form button[type=submit]")
     job = LabelingJob.objects.get(name="Pilot round")
     assert job.min_seconds == 8 and job.items.exists()
     assert "Pilot round" in page.locator("h1").inner_text()
-    shot(page, "job-detail.png")
+    screenshot(page, "job-detail.png")

@@ -5,51 +5,19 @@ Screenshots go to $ARTIFACTS_DIR (default artifacts/): stats.png, verify.png.
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
 import pytest
-from django.conf import settings
-from django.test import Client
 
 from accounts.roles import Role, grant
 from annotation.models import AggregatedLabel, JobItem, Judgment, Membership, VerifiedLabel
 from annotation.services import quality_stats, verification
 from annotation.services.simulated_job import create_simulated_job
 from annotation.tests.quality_factories import SENTENCES
-
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-ARTIFACTS = Path(os.environ.get("ARTIFACTS_DIR", "artifacts"))
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]
+from tests.browser import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def browser():  # type: ignore[no-untyped-def]
-    chromium = shutil.which("chromium")
-    if not chromium:
-        pytest.skip("Debian's chromium is not installed (scripts/ensure_chromium.sh installs it); browser test skipped")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Python is not installed")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-def _logged_in_page(browser, live_server, user):  # type: ignore[no-untyped-def]
-    client = Client()
-    client.force_login(user)
-    context = browser.new_context(viewport={"width": 1360, "height": 900})
-    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": live_server.url}])
-    return context.new_page()
-
-
-def test_stats_page_and_keyboard_verification(browser, live_server, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_stats_page_and_keyboard_verification(browser_page, live_server, make_user) -> None:  # type: ignore[no-untyped-def]
     lead = make_user("lena", "verifier")
     grant(lead, Role.RESEARCHER)
     texts = [SENTENCES[i % len(SENTENCES)] for i in range(240)]
@@ -62,12 +30,11 @@ def test_stats_page_and_keyboard_verification(browser, live_server, make_user) -
     for agg in AggregatedLabel.objects.filter(item__job=job).order_by("-confidence")[:12]:
         verification.verify(agg.item, agg.label if agg.item_id % 4 else "partialAligned", lead)
 
-    page = _logged_in_page(browser, live_server, lead)
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = browser_page(lead, height=900)
     page.goto(f"{live_server.url}/annotate/jobs/{job.pk}/stats/")
     assert page.locator("#fleiss").inner_text() not in ("", "–")
     assert page.locator("svg.chart").count() >= 3
-    page.screenshot(path=str(ARTIFACTS / "stats.png"), full_page=True)
+    screenshot(page, "stats.png")
 
     page.goto(f"{live_server.url}/annotate/verify/{job.pk}/")
     first = int(page.locator("#v-item").get_attribute("data-item"))
@@ -82,7 +49,7 @@ def test_stats_page_and_keyboard_verification(browser, live_server, make_user) -
     page.keyboard.press("2")
     assert page.locator('input[value="partialAligned"]').is_checked()
     assert not page.locator('input[value="notAligned"]').is_checked()
-    page.screenshot(path=str(ARTIFACTS / "verify.png"), full_page=True)
+    screenshot(page, "verify.png")
     with page.expect_navigation():
         page.keyboard.press("Enter")
     item = JobItem.objects.get(pk=first)

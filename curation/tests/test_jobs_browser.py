@@ -5,42 +5,18 @@ Screenshot: $ARTIFACTS_DIR/jobs.png (default artifacts/).
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
 import pytest
-from django.conf import settings
-from django.test import Client
 
 from curation import jobs
 from curation.models import Job
-
-ARTIFACTS = Path(os.environ.get("ARTIFACTS_DIR", "artifacts"))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+from tests.browser import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def page(live_server, researcher, monkeypatch):  # type: ignore[no-untyped-def]
-    # Playwright's sync API runs an event loop; allow the ORM in this test only (never at import:
-    # the variable would leak into other tests' subprocesses, e.g. `check --deploy`).
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    chromium = shutil.which("chromium")
-    if not chromium:
-        pytest.skip("Debian's chromium is not installed (scripts/ensure_chromium.sh installs it); browser test skipped")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Python is not installed")
-    client = Client()
-    client.force_login(researcher)
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1360, "height": 800})
-        context.add_cookies([{"name": settings.SESSION_COOKIE_NAME,
-                              "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": live_server.url}])
-        yield context.new_page()
-        browser.close()
+def page(browser_page, researcher):  # type: ignore[no-untyped-def]
+    return browser_page(researcher, height=800)
 
 
 def test_progress_bar_updates_live_and_polling_stops(page, live_server) -> None:  # type: ignore[no-untyped-def]
@@ -68,8 +44,7 @@ def test_progress_bar_updates_live_and_polling_stops(page, live_server) -> None:
     page.wait_for_function(f"document.querySelector('#job-progress-{other.pk}').innerText.includes('stopping')",
                            timeout=10_000)
     assert Job.objects.get(pk=other.pk).cancel_requested
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "jobs.png"), full_page=True)
+    screenshot(page, "jobs.png")
     # once finished, the bar asks no more
     jobs.mark_cancelled(other.pk)
     page.wait_for_function(f"document.querySelector('#job-progress-{other.pk}').dataset.status === 'cancelled'",
