@@ -147,7 +147,7 @@ def ensure_auto_alignment(pair: DocumentPair) -> bool:
             user=None,
             links=[[c, s] for c, s, _ in links],
             added=[[c, s] for c, s, _ in links],
-            source="engine" if prealign.engine_available() else "lexical",
+            source="engine",
         )
         regenerate_candidates(pair, dp, links)
     return True

@@ -251,13 +251,15 @@ def test_gold_from_reference_adds_hard_not_aligned_and_verified_source(verifier)
     assert [(pk, label) for pk, label, _ in jobs.gold_from_verified(corpus.pairs.all())] == [(cand.pk, "aligned")]
 
 
-def test_lexical_fallback_without_the_engine(monkeypatch):
+def test_prealignment_comes_from_the_engine():
     from alignment_engine.types import DocPair
     from annotation.services import prealign
     from annotation.tests.factories import COMPLEX, SIMPLE
 
-    monkeypatch.setattr(prealign, "_engine_api", None)
     dp = DocPair("p", COMPLEX, SIMPLE)
+    sim = prealign.paragraph_similarity(dp)
+    assert len(sim) == len(COMPLEX) and len(sim[0]) == len(SIMPLE)
+    assert all(sim[i][i] == max(row) for i, row in enumerate(sim[: len(SIMPLE)]))
     links = prealign.align_paragraphs(dp)
     assert {(c, s) for c, s, _ in links} >= {(0, 0), (1, 1), (2, 2), (3, 3)}
     cands = prealign.candidate_pairs(dp, [(0, 0, 1.0)])
