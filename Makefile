@@ -35,7 +35,7 @@ lint: install
 	$(VENV)/bin/ruff format --check . || true
 
 typecheck: install
-	$(VENV)/bin/mypy alignment_engine accounts curation annotation config
+	$(VENV)/bin/mypy alignment_engine accounts curation annotation config tests
 
 bench-import: install
 	$(PY) scripts/bench_import.py
