@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI files served locally (no CDN at run time)
     "django_htmx",
     "js_lib_htmx",
     "accounts",
@@ -161,6 +162,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Corpora, documents, alignment, annotation and export.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- cache (rate limits, locks) ------------------------------------------------------

@@ -67,3 +67,10 @@ def test_check_deploy_is_clean_in_production(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr + result.stdout
     assert "no issues" in result.stdout
+
+
+@pytest.mark.django_db
+def test_api_docs_use_local_swagger_files(client_for, researcher) -> None:  # type: ignore[no-untyped-def]
+    html = client_for(researcher).get("/api/docs/").content.decode()
+    assert "swagger-ui-bundle.js" in html
+    assert "cdn." not in html and "//unpkg" not in html and "jsdelivr" not in html
