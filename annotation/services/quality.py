@@ -19,10 +19,6 @@ from django.utils import timezone
 from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Membership
 
 
-def accuracy(membership: Membership) -> float | None:
-    return membership.accuracy
-
-
 def below_threshold(job: LabelingJob, membership: Membership) -> bool:
     """True once enough test answers are in and accuracy is under the job's threshold."""
     if membership.tests_answered < max(job.min_test_questions, 1):
