@@ -67,25 +67,13 @@ def paragraphs_from_text(text: str) -> list[str]:
 
 
 POOL_MIN_FILES = 24  # below this, starting worker processes costs more than it saves
-# pysbd builds thousands of regular expressions per corpus (one per abbreviation found); the
-# re module keeps only 512 compiled, so it recompiled them over and over: 60% of the time.
-RE_CACHE_SIZE = 8192
 
 
-def _roomy_re_cache() -> None:
-    if getattr(re, "_MAXCACHE", RE_CACHE_SIZE) < RE_CACHE_SIZE:
-        re._MAXCACHE = RE_CACHE_SIZE  # type: ignore[attr-defined]
-
-
-def _split_file(job: tuple[str, str]) -> tuple[list[list[str]], tuple[str, int | None, str] | None]:
-    """Paragraphs of sentences of one file, or the ImportFailed details (exceptions are not pickled)."""
+def _split_file(job: tuple[str, str]) -> list[list[str]]:
+    """Paragraphs of sentences of one file (ImportFailed pickles, so it crosses the pool)."""
     file, language = job
-    _roomy_re_cache()
-    try:
-        paragraphs = [split_sentences(p, language) for p in paragraphs_from_text(read_text(Path(file)))]
-    except ImportFailed as exc:
-        return [], (exc.path, exc.line, exc.problem)
-    return [p for p in paragraphs if p], None
+    paragraphs = [split_sentences(p, language) for p in paragraphs_from_text(read_text(Path(file)))]
+    return [p for p in paragraphs if p]
 
 
 def _single_threaded() -> bool:
@@ -112,15 +100,8 @@ def split_files(files: list[Path], language: str) -> list[list[list[str]]]:
     workers = _workers(len(jobs))
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(_split_file, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
-    else:
-        results = [_split_file(job) for job in jobs]
-    out = []
-    for paragraphs, error in results:
-        if error is not None:
-            raise ImportFailed(*error)
-        out.append(paragraphs)
-    return out
+            return list(pool.map(_split_file, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
+    return [_split_file(job) for job in jobs]
 
 
 def _classify(path: Path) -> tuple[str, int, str] | None:
