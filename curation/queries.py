@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from curation.models import Article, Corpus, Document, DocumentPair, Sentence
 
@@ -23,7 +23,7 @@ def corpora_with_counts() -> QuerySet[Corpus]:
 def articles_of(corpus: Corpus, search: str = "") -> QuerySet[Article]:
     qs = corpus.articles.annotate(n_levels=Count("documents")).order_by("slug")
     if search:
-        qs = qs.filter(title__icontains=search) | qs.filter(slug__icontains=search)
+        qs = qs.filter(Q(title__icontains=search) | Q(slug__icontains=search))
     return qs
 
 

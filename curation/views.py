@@ -62,15 +62,11 @@ def pair_detail(request: HttpRequest, pair_id: int) -> HttpResponse:
     pair = get_object_or_404(DocumentPair.objects.select_related("article", "corpus", "complex", "simple"), pk=pair_id)
     complex_paras = document_paragraphs(pair.complex, pair.pair_id, 1)
     simple_paras = document_paragraphs(pair.simple, pair.pair_id, 0)
-    gold = ReferenceAlignment.objects.filter(pair=pair).values_list("simple_id", "complex_id", "label")
-    links: dict[int, list[str]] = {}
-    for simple_pk, complex_pk, label in gold:
-        links.setdefault(simple_pk, []).append(f"{complex_pk}:{label}")
-        links.setdefault(complex_pk, []).append(f"{simple_pk}:{label}")
+    n_reference = ReferenceAlignment.objects.filter(pair=pair).count()
     return render(
         request,
         "curation/pair_detail.html",
-        {"pair": pair, "complex_paras": complex_paras, "simple_paras": simple_paras, "n_reference": len(gold), "links": links},
+        {"pair": pair, "complex_paras": complex_paras, "simple_paras": simple_paras, "n_reference": n_reference},
     )
 
 

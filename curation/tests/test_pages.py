@@ -147,3 +147,18 @@ def test_pages_404_for_missing_objects(client_for, researcher):
     client = client_for(researcher)
     assert client.get(reverse("curation:pair_detail", args=[999])).status_code == 404
     assert client.get(reverse("curation:article_detail", args=[999])).status_code == 404
+
+
+@pytest.mark.django_db
+def test_pair_page_counts_its_reference_alignments(client_for, researcher, write_file):
+    from curation.importers import run_import
+    from curation.tests.conftest import options
+
+    pairs = write_file("p.jsonl", '{"pair_id": "p1", "complex": [["Cats sleep a lot.", "Dogs bark."]], "simple": [["Cats sleep."]]}\n')
+    gold = write_file("g.tsv", "aligned\tp1-0-0-0\tp1-1-0-0\tCats sleep.\tCats sleep a lot.\n"
+                               "partialAligned\tp1-0-0-0\tp1-1-0-1\tCats sleep.\tDogs bark.\n")
+    run_import(pairs, options("jsonl"))
+    run_import(gold, options("tsv"))
+    pair = DocumentPair.objects.get(pair_id="p1")
+    body = client_for(researcher).get(reverse("curation:pair_detail", args=[pair.pk])).content.decode()
+    assert "2 reference sentence alignments imported." in body
