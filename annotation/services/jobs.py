@@ -13,6 +13,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from annotation.models import CandidatePair, JobItem, LabelingJob, ParagraphLink, TestQuestion, VerifiedLabel
 from annotation.services import correction, prealign
 from curation.models import AlignmentLabel, Corpus, DocumentPair, ReferenceAlignment, Sentence
+from curation.services.plain import load_plain_pairs
 
 DEFAULT_EXPLANATIONS = {
     AlignmentLabel.ALIGNED.value: (
@@ -135,14 +136,14 @@ def gold_from_reference(corpus: Corpus, pairs: QuerySet[DocumentPair], limit_not
     has_not_aligned = any(label == AlignmentLabel.NOT_ALIGNED for _, label, _ in out)
     if out and not has_not_aligned:
         added = 0
-        for pair in DocumentPair.objects.filter(pk__in=refs.values("pair_id").distinct()).select_related("corpus"):
-            sentence_pk = correction._sentence_pks(pair)
-            for sid, cid in prealign.top_k_candidates(correction.doc_pair(pair), k=1, measures=("jaccard",)):
-                key = (sentence_pk[sid], sentence_pk[cid])
+        pair_pks = DocumentPair.objects.filter(pk__in=refs.values("pair_id").distinct()).values_list("pk", flat=True)
+        for plain in load_plain_pairs(pair_pks):
+            for sid, cid in prealign.top_k_candidates(plain.doc, k=1, measures=("jaccard",)):
+                key = (plain.sentence_pk[sid], plain.sentence_pk[cid])
                 if key in gold_keys or added >= limit_not_aligned:
                     continue
                 cand, _ = CandidatePair.objects.get_or_create(
-                    simple_id=key[0], complex_id=key[1], defaults={"pair": pair, "source": CandidatePair.Source.MANUAL}
+                    simple_id=key[0], complex_id=key[1], defaults={"pair_id": plain.pk, "source": CandidatePair.Source.MANUAL}
                 )
                 out.append((cand.pk, AlignmentLabel.NOT_ALIGNED.value, DEFAULT_EXPLANATIONS[AlignmentLabel.NOT_ALIGNED]))
                 added += 1
@@ -187,15 +188,15 @@ def paragraph_candidates(pairs: QuerySet[DocumentPair]) -> QuerySet[CandidatePai
 
 def topk_candidates(pairs: QuerySet[DocumentPair], k: int) -> list[int]:
     pks: list[int] = []
-    for pair in pairs.select_related("corpus"):
-        sentence_pk = correction._sentence_pks(pair)
-        keys = [(sentence_pk[s], sentence_pk[c]) for s, c in prealign.top_k_candidates(correction.doc_pair(pair), k=k)]
+    for plain in load_plain_pairs(pairs.values_list("pk", flat=True)):
+        sentence_pk = plain.sentence_pk
+        keys = [(sentence_pk[s], sentence_pk[c]) for s, c in prealign.top_k_candidates(plain.doc, k=k)]
         CandidatePair.objects.bulk_create(
-            [CandidatePair(pair=pair, simple_id=s, complex_id=c, source=CandidatePair.Source.TOPK) for s, c in keys],
+            [CandidatePair(pair_id=plain.pk, simple_id=s, complex_id=c, source=CandidatePair.Source.TOPK) for s, c in keys],
             ignore_conflicts=True,
         )
         lookup = {
-            (s, c): pk for pk, s, c in CandidatePair.objects.filter(pair=pair).values_list("pk", "simple_id", "complex_id")
+            (s, c): pk for pk, s, c in CandidatePair.objects.filter(pair_id=plain.pk).values_list("pk", "simple_id", "complex_id")
         }
         pks.extend(lookup[key] for key in keys if key in lookup)
     return pks
