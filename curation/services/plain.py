@@ -75,7 +75,3 @@ def load_plain_pairs(pair_pks: Iterable[int]) -> list[PlainPair]:
             )
         )
     return out
-
-
-def sentence_id_of(pair_id: str, side: int, paragraph_position: int, position: int) -> str:
-    return f"{pair_id}-{side}-{paragraph_position}-{position}"
