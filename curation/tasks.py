@@ -13,6 +13,7 @@ import logging
 import os
 import socket
 import traceback
+from collections.abc import Callable
 
 from celery import shared_task
 from django.db import InterfaceError
@@ -55,23 +56,22 @@ def align_chunk(self, chunk_id: int) -> str:  # type: ignore[no-untyped-def]
         return "failed"
 
 
-@shared_task(name="curation.tasks.prepopulate_job", bind=True, **RETRY)
-def prepopulate_job(self, job_id: int) -> str:  # type: ignore[no-untyped-def]
+def _run_job(body: Callable[[int], str], job_id: int) -> str:
+    """Run a job body; transient errors propagate (the task retries), anything else fails the job."""
     try:
-        return prepopulate.run_job(job_id)
+        return body(job_id)
     except TRANSIENT_ERRORS:
         raise
     except Exception as exc:
         _failed(job_id, exc)
         return "failed"
+
+
+@shared_task(name="curation.tasks.prepopulate_job", bind=True, **RETRY)
+def prepopulate_job(self, job_id: int) -> str:  # type: ignore[no-untyped-def]
+    return _run_job(prepopulate.run_job, job_id)
 
 
 @shared_task(name="curation.tasks.retrain_job", bind=True, **RETRY)
 def retrain_job(self, job_id: int) -> str:  # type: ignore[no-untyped-def]
-    try:
-        return retrain.run_job(job_id)
-    except TRANSIENT_ERRORS:
-        raise
-    except Exception as exc:
-        _failed(job_id, exc)
-        return "failed"
+    return _run_job(retrain.run_job, job_id)

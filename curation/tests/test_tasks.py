@@ -81,3 +81,30 @@ def test_prepopulate_job_through_the_task(eager, django_capture_on_commit_callba
     assert job.progress_done == job.progress_total == 2
     assert job.result["pairs"] == 2 and job.result["candidates_total"] > 0
     assert job.celery_task_id  # the task id is kept on the row
+
+
+@pytest.mark.parametrize(("task", "service", "kind"), [("prepopulate_job", "prepopulate", Job.Kind.PREPOPULATE),
+                                                       ("retrain_job", "retrain", Job.Kind.RETRAIN)])
+def test_job_task_fails_the_job_on_errors_but_lets_transient_ones_retry(monkeypatch, task, service, kind) -> None:  # type: ignore[no-untyped-def]
+    from curation.services import retrain
+
+    module = {"prepopulate": prepopulate, "retrain": retrain}[service]
+    job = Job.objects.create(kind=kind, params={})
+
+    def transient(job_id: int) -> str:
+        raise OperationalError("connection lost")
+
+    monkeypatch.setattr(module, "run_job", transient)
+    with pytest.raises(OperationalError):  # called directly, autoretry re-raises: the job is left for the retry
+        getattr(tasks, task)(job.pk)
+    job.refresh_from_db()
+    assert job.status == Job.Status.QUEUED
+
+    def broken(job_id: int) -> str:
+        raise ValueError("bad parameters")
+
+    monkeypatch.setattr(module, "run_job", broken)
+    assert getattr(tasks, task)(job.pk) == "failed"
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and "Traceback" in job.error and "bad parameters" in job.error
+    assert job.message == "ValueError: bad parameters"
