@@ -25,10 +25,14 @@ SENTENCE_ID = re.compile(r"^(?P<pair>[^\s-]+)-(?P<side>[01])-(?P<para>\d+)-(?P<s
 BATCH = 5000
 
 
-def get_or_create_corpus(options: ImportOptions) -> Corpus:
+def get_or_create_corpus(path: Path, options: ImportOptions, adds_documents: bool) -> Corpus:
     corpus, created = Corpus.objects.get_or_create(
         name=options.corpus, defaults={"language": options.language, "kind": options.kind}
     )
+    if adds_documents and not created and corpus.language != options.language:
+        raise ImportFailed(
+            path, None, f"corpus {corpus.name!r} is in language {corpus.language!r}, this import says {options.language!r}"
+        )
     return corpus
 
 
@@ -239,7 +243,7 @@ def write_import(
     for row in alignments:
         if row.label not in AlignmentLabel.values:
             raise ImportFailed(row.source, row.line, f"unknown label {row.label!r}")
-    corpus = get_or_create_corpus(options)
+    corpus = get_or_create_corpus(path, options, adds_documents=bool(articles))
     summary = ImportSummary(corpus=corpus.name, format=options.format, source=str(path))
     write_articles(corpus, articles, options, summary)
     if alignments:

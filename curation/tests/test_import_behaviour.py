@@ -229,3 +229,17 @@ def test_upload_page_imports_deplain_plans(client_for, admin_user, shared_data):
     assert response.status_code == 200 and b"2 articles created" in response.content
     assert set(DocumentPair.objects.values_list("pair_id", flat=True)) == {"112", "33"}
     assert ReferenceAlignment.objects.filter(pair__pair_id="33", role="gold").count() > 0
+
+
+@pytest.mark.django_db
+def test_documents_in_another_language_than_the_corpus_are_refused(write_file):
+    from curation.importers import ImportFailed, run_import
+    from curation.tests.conftest import options, row_counts
+
+    first = write_file("a.jsonl", '{"pair_id": "a", "complex": [["Eins zwei drei vier."]], "simple": [["Eins zwei."]]}\n')
+    run_import(first, options("jsonl", corpus="German", language="de"))
+    before = row_counts()
+    second = write_file("b.jsonl", '{"pair_id": "b", "complex": [["One two three four."]], "simple": [["One two."]]}\n')
+    with pytest.raises(ImportFailed, match="corpus 'German' is in language 'de', this import says 'en'"):
+        run_import(second, options("jsonl", corpus="German", language="en"))
+    assert row_counts() == before
