@@ -63,6 +63,11 @@ def corpus_table(corpus: Corpus, source: str = "reference") -> dict[str, Any]:
         row["simple_tokens"] += st
     labelled_pairs: set[int] = set()
     complex_of_pair = {pk: c_doc for pk, c_doc, *_ in pairs}
+    # every complex sentence of the corpus's pairs in one query (deletions are the unlinked ones)
+    sentences_of_doc: defaultdict[int, list[tuple[str, int]]] = defaultdict(list)
+    for doc_pk, sentence_pk in Sentence.objects.filter(
+            document_id__in=DocumentPair.objects.filter(corpus=corpus).values("complex_id")).values_list("document_id", "pk"):
+        sentences_of_doc[doc_pk].append(("c", sentence_pk))
     current: int | None = None
     links: list[tuple[Any, Any]] = []
     texts: dict[Any, str] = {}
@@ -73,8 +78,7 @@ def corpus_table(corpus: Corpus, source: str = "reference") -> dict[str, Any]:
         labelled_pairs.add(current)
         row = rows[level_of_pair[current]]
         row["aligned_pairs"] += len(links)
-        complex_sentences = Sentence.objects.filter(document_id=complex_of_pair[current]).values_list("pk", flat=True)
-        for group in ph.classify(links, texts, complex_sentences=[("c", pk) for pk in complex_sentences]):
+        for group in ph.classify(links, texts, complex_sentences=sentences_of_doc.get(complex_of_pair[current], [])):
             row["phenomena"][group.phenomenon.value] += 1
 
     for pair_pk, c_pk, s_pk, ctext, stext in _links(corpus, source):

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from curation.models import DocumentPair, ExportedDataset, Job, ReferenceAlignment
@@ -55,6 +57,17 @@ def test_corpus_table_counts_sentences_tokens_and_phenomena() -> None:
     assert rows["0-1"]["avg_complex_tokens"] > rows["1-2"]["avg_simple_tokens"]
     run = make_run(corpus)
     assert corpus_table(corpus, f"run:{run.pk}")["rows"][0]["phenomena"] == rows["0-1"]["phenomena"]
+
+
+def test_corpus_table_queries_do_not_grow_with_document_pairs(django_assert_max_num_queries: Any) -> None:
+    small, large = make_corpus(n_articles=1), make_corpus(name="Large", n_articles=4)
+    add_reference(small)
+    add_reference(large)
+    with CaptureQueriesContext(connection) as few:
+        corpus_table(small, "reference")
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        table = corpus_table(large, "reference")
+    assert table["labelled_pairs"] == 4 * 2
 
 
 def test_corpus_stats_page_for_researchers_only(client_for: Any, researcher: Any, verifier: Any) -> None:
