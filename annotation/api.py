@@ -96,7 +96,7 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
         """Your own progress and test-question accuracy in this job."""
         job = self.get_object()
         membership = Membership.objects.filter(job=job, annotator=user_of(request)).first()
-        return Response(MyStatsSerializer(presenting.my_stats(job, membership).as_dict()).data)
+        return Response(MyStatsSerializer(asdict(presenting.my_stats(job, membership))).data)
 
 
 @extend_schema(

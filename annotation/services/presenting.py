@@ -72,16 +72,6 @@ class MyStats:
     page_position: int
     page_size: int
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "answered": self.answered,
-            "tests_answered": self.tests_answered,
-            "accuracy": self.accuracy,
-            "removed": self.removed,
-            "page_position": self.page_position,
-            "page_size": self.page_size,
-        }
-
 
 def my_stats(job: LabelingJob, membership: Membership | None) -> MyStats:
     size = max(job.test_question_every, 1) if job.test_question_every else 5
