@@ -27,7 +27,6 @@ alignment only masks labels outside aligned paragraphs.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -595,10 +594,6 @@ def gold_matrix(doc: DocData, gold_pairs: set[tuple[str, str]]) -> np.ndarray:
         if i is not None and j is not None:
             g[i, j] = 1
     return g
-
-
-def json_safe(obj: object) -> object:
-    return json.loads(json.dumps(obj, default=lambda o: float(o) if isinstance(o, np.floating) else str(o)))
 
 
 __all__ = ["CRFAligner", "DEFAULT_CONFIG", "EMISSIONS", "COMBINES"]

@@ -12,8 +12,6 @@ saying whether the cell was scored at all (only candidate cells are sent to the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import torch
 
@@ -115,6 +113,3 @@ def start_features(n_labels: int, device: torch.device | str = "cpu") -> torch.T
     n = max(n_labels - 1, 1)
     return torch.stack([(idx == 0).float(), idx / n, torch.log1p(idx)], dim=-1)
 
-
-def standardise(x: np.ndarray, mean: Sequence[float], scale: Sequence[float]) -> np.ndarray:
-    return ((x - np.asarray(mean, dtype=np.float32)) / np.asarray(scale, dtype=np.float32)).astype(np.float32)

@@ -387,10 +387,6 @@ def similarity_matrix(name: str, simple: list[str], complex: list[str], device: 
     return MEASURES[key](list(simple), list(complex))
 
 
-def sigmoid(x: np.ndarray | float) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=np.float64)))
-
-
 __all__ = [
     "MEASURES", "BASE_FEATURES", "LogisticSimilarity", "c3g", "containment", "encode", "feature_names",
     "feature_stack", "jaccard", "lr", "minilm", "rank_desc", "similarity_matrix", "tfidf", "char_ngrams",
