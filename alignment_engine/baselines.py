@@ -185,10 +185,7 @@ def make_baseline(method: str, threshold: float | None = None, device: str = "cp
     if method == "jaccard":
         return JaccardAlign(threshold, device)
     if method in ("c3g", "cats", "cats-closest"):
-        aligner = BestMatchAligner("c3g", threshold, device, name="cats-closest")
-        if threshold is None:
-            aligner.threshold = DEFAULT_THRESHOLDS["cats-closest"]
-        return aligner
+        return BestMatchAligner("c3g", threshold, device, name="cats-closest")
     if method == "cats-sequence":
         return CatsSequenceAligner(threshold, device)
     if method == "massalign":
@@ -197,10 +194,7 @@ def make_baseline(method: str, threshold: float | None = None, device: str = "cp
         return LogisticAligner(threshold=threshold)
     if method in ("tfidf", "minilm", "jaccard-best"):
         measure = "jaccard" if method == "jaccard-best" else method
-        aligner = BestMatchAligner(measure, threshold, device, name=method)
-        if threshold is None:
-            aligner.threshold = DEFAULT_THRESHOLDS.get(method, 0.5)
-        return aligner
+        return BestMatchAligner(measure, threshold, device, name=method)
     raise ValueError(f"unknown baseline {method!r}")
 
 

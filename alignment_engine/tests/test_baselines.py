@@ -2,6 +2,8 @@ import numpy as np
 import pytest
 
 from alignment_engine.baselines import (
+    BASELINES,
+    DEFAULT_THRESHOLDS,
     BestMatchAligner,
     CatsSequenceAligner,
     JaccardAlign,
@@ -48,6 +50,13 @@ def test_make_baseline_names():
     assert make_baseline("tfidf").measure == "tfidf"
     with pytest.raises(ValueError):
         make_baseline("nope")
+
+
+@pytest.mark.parametrize("method", BASELINES)
+def test_make_baseline_takes_the_tuned_default_threshold_of_its_name(method: str) -> None:
+    aligner = make_baseline(method)
+    assert aligner.threshold == DEFAULT_THRESHOLDS[aligner.name]
+    assert make_baseline(method, threshold=0.42).threshold == 0.42
 
 
 def test_tune_threshold_picks_best_f1():
