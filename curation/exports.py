@@ -268,15 +268,7 @@ def open_alignment_writer(fmt: str, path: str | Path, cols: Sequence[Column], ba
 
 
 def write_json_atomic(path: str | Path, data: Any) -> dict[str, Any]:
-    target = AtomicFile(path)
-    try:
-        target.handle.write((json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-    except BaseException:
-        target.abort()
-        raise
-    target.commit()
-    p = Path(path)
-    return {"name": p.name, "rows": None, "bytes": p.stat().st_size, "sha256": sha256_of(p)}
+    return write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
 def write_text_atomic(path: str | Path, text: str) -> dict[str, Any]:
