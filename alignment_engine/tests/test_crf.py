@@ -64,6 +64,17 @@ def _brute_seq(emis, trans, start, n_steps, n_labels, per_step):
     return logz, best[0], best[1]
 
 
+def _masked_path_scores(emis, trans, allowed):
+    """Scores of every label sequence of batch row 0 whose labels are all ``allowed`` at their step."""
+    _, n_steps, n_labels = emis.shape
+    scores = []
+    for path in itertools.product(range(n_labels), repeat=n_steps):
+        if all(bool(allowed[0, t, a]) for t, a in enumerate(path)):
+            s = sum(float(emis[0, t, a]) for t, a in enumerate(path))
+            scores.append(s + sum(float(trans[0, path[t - 1], path[t]]) for t in range(1, n_steps)))
+    return scores
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 10_000))
 def test_per_step_label_mask_matches_brute_force(n_steps, n_labels, seed):
@@ -72,13 +83,7 @@ def test_per_step_label_mask_matches_brute_force(n_steps, n_labels, seed):
     trans = torch.randn((1, n_labels, n_labels), generator=g, dtype=torch.float64)
     allowed = torch.rand((1, n_steps, n_labels), generator=g) > 0.4
     allowed[..., 0] = True
-    scores = []
-    for path in itertools.product(range(n_labels), repeat=n_steps):
-        if any(not allowed[0, t, a] for t, a in enumerate(path)):
-            continue
-        s = sum(float(emis[0, t, a]) for t, a in enumerate(path))
-        s += sum(float(trans[0, path[t - 1], path[t]]) for t in range(1, n_steps))
-        scores.append(s)
+    scores = _masked_path_scores(emis, trans, allowed)
     logz = crf.log_partition(emis, trans, label_mask=allowed)
     best, best_path = crf.viterbi(emis, trans, label_mask=allowed)
     assert float(logz[0]) == pytest.approx(float(torch.logsumexp(torch.tensor(scores), 0)), abs=1e-6)
@@ -139,10 +144,6 @@ def test_constrained_log_z_sums_paths_inside_gold_sets(n_steps, n_labels, seed):
     trans = torch.randn((1, n_labels, n_labels), generator=g, dtype=torch.float64)
     sets = torch.rand((1, n_steps, n_labels), generator=g) > 0.5
     sets[0, :, 1] = True  # every step keeps at least one label
-    total = []
-    for path in itertools.product(range(n_labels), repeat=n_steps):
-        if all(bool(sets[0, t, a]) for t, a in enumerate(path)):
-            s = sum(float(emis[0, t, a]) for t, a in enumerate(path))
-            total.append(s + sum(float(trans[0, path[t - 1], path[t]]) for t in range(1, n_steps)))
+    total = _masked_path_scores(emis, trans, sets)
     got = crf.log_partition(emis, trans, label_mask=sets, require_null=False)
     assert float(got[0]) == pytest.approx(float(torch.logsumexp(torch.tensor(total), 0)), abs=1e-6)
