@@ -13,6 +13,14 @@ from alignment_engine.io import (
 from alignment_engine.types import Alignment, DocPair
 
 
+def _assert_input_error(read, path, line_no, problem):
+    """``read(path)`` fails with an InputError that starts with ``PATH:LINE: `` and names ``problem``."""
+    with pytest.raises(InputError) as err:
+        read(path)
+    assert str(err.value).startswith(f"{path}:{line_no}: ")
+    assert problem in str(err.value)
+
+
 def test_pairs_roundtrip(tmp_path):
     pairs = [DocPair("a1", [["C one.", "C two."], ["C three."]], [["S one."]], "de"), DocPair("b_2", [], [])]
     path = tmp_path / "p.jsonl"
@@ -44,10 +52,7 @@ def test_pairs_ignore_unknown_keys_and_blank_lines(tmp_path):
 def test_pairs_errors_name_file_and_line(tmp_path, line, problem):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"pair_id": "ok", "complex": [], "simple": []}\n' + line + "\n")
-    with pytest.raises(InputError) as err:
-        read_pairs_jsonl(path)
-    assert str(err.value).startswith(f"{path}:2: ")
-    assert problem in str(err.value)
+    _assert_input_error(read_pairs_jsonl, path, 2, problem)
 
 
 def test_duplicate_pair_id(tmp_path):
@@ -84,10 +89,7 @@ def test_tsv_roundtrip_with_header_and_cleaning(tmp_path):
 def test_tsv_errors_name_file_and_line(tmp_path, line, problem):
     path = tmp_path / "bad.tsv"
     path.write_text("label\tsimple_id\tcomplex_id\ts\tc\n" + "aligned\tp-0-0-0\tp-1-0-0\ts\tc\n" + line + "\n")
-    with pytest.raises(InputError) as err:
-        read_alignment_tsv(path)
-    assert str(err.value).startswith(f"{path}:3: ")
-    assert problem in str(err.value)
+    _assert_input_error(read_alignment_tsv, path, 3, problem)
 
 
 def test_not_utf8_reports_line(tmp_path):
