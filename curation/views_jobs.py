@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -14,7 +12,7 @@ from accounts.permissions import role_required, staff_required
 from accounts.roles import Role, has_role
 from curation import jobs
 from curation.forms_pipeline import AlignCorpusForm, PrepopulateForm, RetrainForm
-from curation.models import Job
+from curation.models import Job, RunChunk
 from curation.services import align_corpus, prepopulate, retrain
 
 researcher_required = role_required(Role.RESEARCHER)
@@ -38,11 +36,10 @@ def job_list(request: HttpRequest) -> HttpResponse:
 @staff_required
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job.objects.select_related("corpus", "created_by"), pk=job_id)
-    runs = job.alignment_runs.all()
-    chunks: list[Any] = []
-    for run in runs:
-        chunks.extend(run.chunks.order_by("index").values("index", "status", "attempts", "worker", "error"))
-    return render(request, "curation/jobs_detail.html", {"job": job, "runs": runs, "chunks": chunks[:500],
+    chunks = RunChunk.objects.filter(run__job=job).order_by("-run__created_at", "run", "index").values(
+        "index", "status", "attempts", "worker", "error"
+    )[:500]  # one query, limited in the database
+    return render(request, "curation/jobs_detail.html", {"job": job, "chunks": chunks,
                                                          "can_manage": _can_manage(request)})
 
 

@@ -124,3 +124,16 @@ def test_job_detail_shows_params_and_error(client_for, researcher) -> None:  # t
     jobs.fail(job.pk, "Traceback: something specific")
     html = client_for(researcher).get(reverse("curation:job_detail", args=[job.pk])).content.decode()
     assert "something specific" in html and "&#x27;x&#x27;: 1" in html
+
+
+def test_job_detail_lists_the_chunks_of_its_run(client_for, researcher) -> None:  # type: ignore[no-untyped-def]
+    from curation.services import align_corpus
+    from curation.tests.pipeline_corpus import build_corpus, job_id
+
+    corpus = build_corpus(n_articles=3)
+    run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), chunk_size=1)
+    align_corpus.process_chunk(run.chunks.get(index=1).pk, worker="host-b:42")
+    html = client_for(researcher).get(reverse("curation:job_detail", args=[job_id(run)])).content.decode()
+    rows = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    assert rows.count("<tr>") == 3 and "host-b:42" in rows
+    assert rows.index("<td>0</td>") < rows.index("<td>1</td>") < rows.index("<td>2</td>")
