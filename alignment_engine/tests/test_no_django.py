@@ -24,9 +24,12 @@ def test_engine_imports_without_django():
 
 
 def test_lexical_engine_does_not_import_torch():
-    """The default method and the baselines start fast: no torch import on the way."""
-    code = ("import sys, alignment_engine.api, alignment_engine.cli\n"
-            "print('TORCH' if 'torch' in sys.modules else 'LIGHT')\n")
+    """The default method, the baselines and the modules the Django side imports start fast: no torch or
+    transformers import on the way."""
+    code = ("import sys, alignment_engine.api, alignment_engine.cli, alignment_engine.types, alignment_engine.io\n"
+            "import alignment_engine.text, alignment_engine.similarity, alignment_engine.paragraphs\n"
+            "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules]\n"
+            "print(' '.join(heavy) if heavy else 'LIGHT')\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "LIGHT"
