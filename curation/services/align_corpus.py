@@ -25,6 +25,7 @@ from django.utils import timezone
 from curation import jobs
 from curation.models import AlignmentRun, Corpus, DocumentPair, Job, ModelVersion, PredictedAlignment, RunChunk
 from curation.services.plain import load_plain_pairs
+from curation.services.registry import promoted_for
 
 DEFAULT_CHUNK_SIZE = 20
 INSERT_BATCH = 2000
@@ -64,7 +65,7 @@ def resolve_model(corpus: Corpus, method: str | None = None, model_version_id: i
         if method == "crf":
             raise AlignSetupError("the crf method needs a model version (train one, or pass --model)")
         return ModelChoice(method, None)
-    promoted = ModelVersion.objects.filter(language=corpus.language, is_promoted=True).first()
+    promoted = promoted_for(corpus.language)
     if promoted is not None:
         return ModelChoice(promoted.method, promoted)
     return ModelChoice(api.DEFAULT_METHOD, None)

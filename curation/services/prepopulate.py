@@ -84,13 +84,13 @@ def _links_for(plain: PlainPair, kind: str, options: PrepopulateOptions) -> list
 
 def scorer_for(options: PrepopulateOptions, language: str) -> tuple[Any, str]:
     """The aligner whose predictions score the candidates, and its name; (None, "") for none."""
-    from curation.models import ModelVersion
     from curation.services.align_corpus import get_aligner
+    from curation.services.registry import promoted_for
 
     if not options.score_with:
         return None, ""
     if options.score_with == "promoted":
-        mv = ModelVersion.objects.filter(language=language, is_promoted=True).first()
+        mv = promoted_for(language)
         if mv is None:
             return None, ""
         return get_aligner(mv.method, mv.path), f"model version {mv.pk} ({mv.name})"
