@@ -278,9 +278,10 @@ def tune_thresholds(pairs: Sequence[DocPair], gold: Sequence[Alignment], similar
     grid = dict(grid or {})
     for name in start:
         grid.setdefault(name, dist_values if name in ("tau2", "tau5") else values)
-    d_p, d_r, d_f = _score(predict(start), gold_links, 1.0)
+    start_links = predict(start)
+    d_p, d_r, d_f = _score(start_links, gold_links, 1.0)
     best = dict(start)
-    best_f = _score(predict(best), gold_links, beta)[2]
+    best_f = _score(start_links, gold_links, beta)[2]
     for _ in range(rounds):
         changed = False
         for name, candidates in grid.items():
