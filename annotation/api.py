@@ -19,7 +19,6 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
 from accounts.permissions import IsAnnotator
-from accounts.roles import Role, has_role
 from annotation.models import LabelingJob, Membership
 from annotation.serializers import (
     AnswerRequestSerializer,
@@ -45,13 +44,6 @@ class AnswerThrottle(ScopedRateThrottle):
         return rates.get(str(self.scope))
 
 
-def visible_jobs(user) -> QuerySet[LabelingJob]:  # type: ignore[no-untyped-def]
-    qs = LabelingJob.objects.select_related("corpus").order_by("-created_at")
-    if has_role(user, Role.RESEARCHER):
-        return qs
-    return qs.filter(status=LabelingJob.Status.OPEN)
-
-
 def error(detail: str, code: str, http_status: int, **extra: object) -> Response:
     return Response({"detail": detail, "code": code, **extra}, status=http_status)
 
@@ -63,7 +55,7 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
     permission_classes = [IsAnnotator]
 
     def get_queryset(self) -> QuerySet[LabelingJob]:
-        return visible_jobs(user_of(self.request))
+        return presenting.visible_jobs(user_of(self.request))
 
     @extend_schema(
         request=NextQuestionRequestSerializer,

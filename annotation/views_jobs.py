@@ -14,20 +14,18 @@ from accounts.roles import Role, has_role
 from annotation.forms_jobs import JobForm
 from annotation.models import LabelingJob, Membership
 from annotation.services import jobs, presenting
-from annotation.views_label import user_of
+from annotation.views_label import LABELERS, user_of
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """Open jobs with the user's own progress; researchers also see every job and can create one."""
-    if not has_role(user_of(request), Role.ANNOTATOR, Role.VERIFIER, Role.RESEARCHER):
+    if not has_role(user_of(request), *LABELERS):
         raise PermissionDenied("Your role does not give access to labeling.")
     is_researcher = has_role(user_of(request), Role.RESEARCHER)
-    qs = LabelingJob.objects.select_related("corpus").annotate(n_items=Count("items", distinct=True))
-    if not is_researcher:
-        qs = qs.filter(status=LabelingJob.Status.OPEN)
+    qs = presenting.visible_jobs(user_of(request)).annotate(n_items=Count("items", distinct=True))
     mine = {m.job_id: m for m in Membership.objects.filter(annotator=user_of(request))}
-    rows = [(job, presenting.my_stats(job, mine.get(job.pk))) for job in qs.order_by("-created_at")[:200]]
+    rows = [(job, presenting.my_stats(job, mine.get(job.pk))) for job in qs[:200]]
     return render(request, "annotation/home.html", {"rows": rows, "is_researcher": is_researcher})
 
 

@@ -11,8 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from accounts.permissions import role_required
-from accounts.roles import Role
+from accounts.permissions import IsAnnotator, role_required
 from annotation.models import LabelingJob
 from annotation.services import assignment, labeling, presenting
 from curation.models import AlignmentLabel
@@ -23,7 +22,7 @@ def user_of(request: Any) -> User:
     return cast(User, request.user)
 
 
-LABELERS = (Role.ANNOTATOR, Role.VERIFIER, Role.RESEARCHER)
+LABELERS = IsAnnotator.roles  # the API's labeler roles
 
 ANSWERS = [
     (1, AlignmentLabel.ALIGNED.value, "Aligned", "same meaning"),

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 
+from accounts.roles import Role, has_role
 from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, Membership
 from annotation.services.assignment import with_sentences
 from curation.models import Sentence
@@ -85,6 +86,14 @@ def my_stats(job: LabelingJob, membership: Membership | None) -> MyStats:
         membership.questions_answered % size,
         size,
     )
+
+
+def visible_jobs(user: User) -> QuerySet[LabelingJob]:
+    """Jobs open to a labeler, newest first; researchers (and admins) see every job."""
+    qs = LabelingJob.objects.select_related("corpus").order_by("-created_at")
+    if has_role(user, Role.RESEARCHER):
+        return qs
+    return qs.filter(status=LabelingJob.Status.OPEN)
 
 
 def job_progress(job: LabelingJob) -> dict[str, int]:
