@@ -204,3 +204,16 @@ def test_label_page_and_fallback_form(client, annotator):
     while (a := assignment.next_question(job, annotator)) is not None:
         client.post(reverse("annotation:answer_form", args=[job.pk]), {"token": a.token, "label": "aligned"})
     assert "Nothing left for you" in client.get(reverse("annotation:label", args=[job.pk])).content.decode()
+
+
+def test_home_and_api_list_show_closed_jobs_to_researchers_only(client, annotator, researcher):
+    open_job = make_job()
+    closed = make_job(open_job.corpus)
+    closed.name, closed.status = "the closed one", LabelingJob.Status.CLOSED
+    closed.save()
+    for user, sees_closed in ((annotator, False), (researcher, True)):
+        client.force_login(user)
+        html = client.get(reverse("annotation:home")).content.decode()
+        assert open_job.name in html and ("the closed one" in html) is sees_closed
+        ids = {row["id"] for row in api_for(user).get(reverse("labelingjob-list")).json()["results"]}
+        assert ids == ({open_job.pk, closed.pk} if sees_closed else {open_job.pk})
