@@ -67,7 +67,7 @@ def main() -> int:
             print(f"| {method} | {setting} | {name} | {fmt(res['task1'])} | {fmt(res['task2'])} | {dt:.2f} |")
             if method != "sequence":
                 b = make_baseline(method, device="cpu")
-                tuned = tune_threshold(b, pairs, gold, grid=np.round(np.arange(0.0, 1.0, 0.005), 3))
+                tuned = tune_threshold(b, pairs, gold, grid=np.round(np.arange(0.0, 1.0, 0.005), 3).tolist())
                 print(f"| {method} | threshold {tuned.threshold:g} tuned on this dev set | {name} | "
                       f"{fmt(tuned.task1)} | {fmt(tuned.task2)} | |")
     print()
@@ -115,15 +115,15 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for algorithm in ("news", "wikipedia"):
         for sim in ("c3g", "tfidf"):
-            tuned = paragraphs.tune_thresholds(train_pairs, train_gold, sim, algorithm)
+            ptuned = paragraphs.tune_thresholds(train_pairs, train_gold, sim, algorithm)
             for label, th in (("paper defaults", paragraphs.defaults(algorithm)),
                               ("tuned on DEplain train: " + ", ".join(f"{k}={v:g}" for k, v in
-                                                                        tuned.thresholds.items()), tuned.thresholds)):
+                                                                        ptuned.thresholds.items()), ptuned.thresholds)):
                 cells = []
                 for pairs, gold in (every["train"], loaded["DEplain-web dev"], loaded["OneStopEnglish dev"]):
-                    pred = {(p.pair_id, c, s) for p in pairs for c, s, _ in
-                            paragraphs.align_paragraphs(p, sim, algorithm, th)}
-                    r = paragraph_prf(pred, paragraphs.gold_paragraph_links(pairs, gold))
+                    pred_links = {(p.pair_id, c, s) for p in pairs for c, s, _ in
+                                  paragraphs.align_paragraphs(p, sim, algorithm, th)}
+                    r = paragraph_prf(pred_links, paragraphs.gold_paragraph_links(pairs, gold))
                     cells.append(fmt(r))
                 print(f"| {algorithm} | {sim} | {label} | " + " | ".join(cells) + " |")
     return 0
