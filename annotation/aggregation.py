@@ -36,8 +36,12 @@ class Aggregate:
 
     @property
     def disagreement(self) -> np.ndarray:
-        """bool (n_items,): the raters of the item did not all give the same label."""
-        return (self.counts > 0).sum(axis=1) > 1
+        return disagreement(self.counts)
+
+
+def disagreement(counts: np.ndarray) -> np.ndarray:
+    """bool (n_items,) from label counts (n_items, K): the raters of the item did not all give the same label."""
+    return (counts > 0).sum(axis=1) > 1
 
 
 def majority_vote(j: Judgments, counts: np.ndarray | None = None) -> Aggregate:

@@ -266,7 +266,7 @@ def job_statistics(job: LabelingJob, method: str | None = None, min_shared: int 
         )
         for c in range(k)
     ]
-    disagreements = int(((report.counts > 0).sum(axis=1) > 1).sum())
+    disagreements = int(aggregation.disagreement(report.counts).sum())
     counts = {
         "items": JobItem.objects.filter(job=job).count(),
         "judged_items": j.n_items,
