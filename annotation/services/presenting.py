@@ -100,6 +100,7 @@ def job_progress(job: LabelingJob) -> dict[str, int]:
     agg = JobItem.objects.filter(job=job).aggregate(
         items=Count("pk"), judgments=Sum("judgments_count"), complete=Count("pk", filter=Q(judgments_count__gte=job.judgments_per_pair))
     )
+    members = job.memberships.aggregate(annotators=Count("pk"), removed=Count("pk", filter=Q(removed=True)))
     items = agg["items"] or 0
     return {
         "items": items,
@@ -107,6 +108,6 @@ def job_progress(job: LabelingJob) -> dict[str, int]:
         "wanted": items * job.judgments_per_pair,
         "complete": agg["complete"] or 0,
         "tests": job.test_questions.count(),
-        "annotators": job.memberships.count(),
-        "removed": job.memberships.filter(removed=True).count(),
+        "annotators": members["annotators"],
+        "removed": members["removed"],
     }
