@@ -11,8 +11,8 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.models import Assignment, Judgment, LabelingJob, ParagraphAlignmentRevision
-from annotation.services import assignment
+from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Membership, ParagraphAlignmentRevision
+from annotation.services import assignment, presenting
 from annotation.tests.factories import gold_rows, make_corpus, make_job
 
 pytestmark = pytest.mark.django_db
@@ -217,3 +217,16 @@ def test_home_and_api_list_show_closed_jobs_to_researchers_only(client, annotato
         assert open_job.name in html and ("the closed one" in html) is sees_closed
         ids = {row["id"] for row in api_for(user).get(reverse("labelingjob-list")).json()["results"]}
         assert ids == ({open_job.pk, closed.pk} if sees_closed else {open_job.pk})
+
+
+def test_job_progress_counts(make_user):
+    job = make_job(judgments_per_pair=2)
+    items = list(job.items.order_by("pk"))
+    Membership.objects.create(job=job, annotator=make_user("ann", "annotator"))
+    Membership.objects.create(job=job, annotator=make_user("bob", "annotator"), removed=True)
+    JobItem.objects.filter(pk=items[0].pk).update(judgments_count=2)
+    JobItem.objects.filter(pk=items[1].pk).update(judgments_count=1)
+    assert presenting.job_progress(job) == {
+        "items": len(items), "judgments": 3, "wanted": 2 * len(items), "complete": 1,
+        "tests": job.test_questions.count(), "annotators": 2, "removed": 1,
+    }
