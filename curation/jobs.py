@@ -9,6 +9,7 @@ changes state again.
 from __future__ import annotations
 
 import time
+import traceback
 from typing import Any
 
 from django.db.models import F
@@ -73,6 +74,11 @@ def fail(job_id: int, error: str, message: str = "failed") -> bool:
             status=Job.Status.FAILED, error=error[-20000:], finished_at=timezone.now(), message=message[:500]
         )
     )
+
+
+def fail_with(job_id: int, exc: BaseException) -> bool:
+    """Fail the job with the exception's traceback as its error and ``Type: message`` as its message."""
+    return fail(job_id, "".join(traceback.format_exception(exc)), message=f"{type(exc).__name__}: {exc}")
 
 
 def request_cancel(job_id: int) -> bool:

@@ -40,7 +40,7 @@ RETRY = {"ignore_result": True, "autoretry_for": TRANSIENT_ERRORS, "retry_backof
 def _failed(job_id: int | None, exc: Exception) -> None:
     log.exception("job %s failed", job_id)
     if job_id is not None:
-        jobs.fail(job_id, "".join(traceback.format_exception(exc)), message=f"{type(exc).__name__}: {exc}"[:500])
+        jobs.fail_with(job_id, exc)
 
 
 @shared_task(name="curation.tasks.align_chunk", bind=True, **RETRY)

@@ -74,7 +74,8 @@ def test_retrain_without_labels_fails_the_job(capsys) -> None:  # type: ignore[n
     with pytest.raises(CommandError, match="failed: RetrainError: no aligned labels"):
         call_command("retrain", "--corpus", corpus.name, "--sync")
     job = Job.objects.get(kind=Job.Kind.RETRAIN)
-    assert job.status == Job.Status.FAILED and "no aligned labels" in job.error
+    assert job.status == Job.Status.FAILED and "no aligned labels" in job.error and "Traceback" in job.error
+    assert job.message.startswith("RetrainError: no aligned labels")
     assert not ModelVersion.objects.exists()
 
 

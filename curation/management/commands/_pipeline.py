@@ -63,13 +63,11 @@ def follow(command: Any, job_id: int, timeout: float | None) -> None:
 
 def run_guarded(job_id: int, body: Any) -> None:
     """Run a job body in this process (``--sync``); an exception fails the job, like the task does."""
-    import traceback
-
     try:
         body()
     except KeyboardInterrupt:
         jobs.mark_cancelled(job_id, "interrupted (Ctrl-C)")
         raise
     except Exception as exc:
-        jobs.fail(job_id, "".join(traceback.format_exception(exc)), message=f"{type(exc).__name__}: {exc}"[:500])
+        jobs.fail_with(job_id, exc)
         raise CommandError(f"job {job_id} failed: {type(exc).__name__}: {exc}") from exc
