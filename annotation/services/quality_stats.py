@@ -267,10 +267,13 @@ def job_statistics(job: LabelingJob, method: str | None = None, min_shared: int 
         for c in range(k)
     ]
     disagreements = int(aggregation.disagreement(report.counts).sum())
+    item_counts = JobItem.objects.filter(job=job).aggregate(
+        items=Count("pk"), complete=Count("pk", filter=Q(judgments_count__gte=job.judgments_per_pair))
+    )
     counts = {
-        "items": JobItem.objects.filter(job=job).count(),
+        "items": item_counts["items"],
         "judged_items": j.n_items,
-        "complete_items": JobItem.objects.filter(job=job, judgments_count__gte=job.judgments_per_pair).count(),
+        "complete_items": item_counts["complete"],
         "judgments": j.size,
         "invalid_judgments": Judgment.objects.filter(job=job, is_valid=False).count(),
         "annotators": j.n_annotators,
