@@ -73,6 +73,7 @@ def test_job_statistics_figures(job_with_votes, crowd) -> None:  # type: ignore[
     Membership.objects.filter(job=job, annotator=crowd[4]).update(tests_answered=10, tests_correct=6, removed=True)
     stats = quality_stats.job_statistics(job, min_shared=1)
     assert stats.counts["judgments"] == 13
+    assert stats.counts["items"] == len(items) and stats.counts["complete_items"] == 1  # only item 0 has 5 valid
     assert stats.counts["invalid_judgments"] == 1
     assert [r.username for r in stats.removed_annotators] == ["crowd4"]
     removed = stats.removed_annotators[0]
