@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -131,10 +131,6 @@ class RowWriter:
     def write_record(self, record: Any) -> None:
         """Write an object whose attributes are the columns (``curation.curate.rows.Row``)."""
         self.write({name: getattr(record, name, None) for name in self.names})
-
-    def write_many(self, rows: Iterable[Mapping[str, Any]]) -> None:
-        for row in rows:
-            self.write(row)
 
     def _finish(self) -> None:
         """Flush anything buffered into ``self._file.handle``."""

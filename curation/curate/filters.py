@@ -49,10 +49,6 @@ DESCRIPTIONS = {
 }
 
 
-
-SPLIT_CATEGORIES = ("direct_insertion", "changes_near_split", "changes_across_sentences")
-
-
 def normalise(text: str) -> str:
     return " ".join(text.lower().split())
 

@@ -114,16 +114,6 @@ def classify(
     return result
 
 
-def row_phenomena(groups: Iterable[Group]) -> dict[tuple[Hashable, Hashable], Group]:
-    """Map each (complex, simple) link to its group (for tagging exported rows)."""
-    out: dict[tuple[Hashable, Hashable], Group] = {}
-    for group in groups:
-        for c in group.complex:
-            for s in group.simple:
-                out[(c, s)] = group
-    return out
-
-
 def count_phenomena(groups: Iterable[Group]) -> dict[str, int]:
     counts = dict.fromkeys(PHENOMENA_ORDER, 0)
     for group in groups:
