@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, F
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from curation import jobs
@@ -237,16 +237,12 @@ def fail_chunk(chunk_id: int, error: str) -> None:
 
 
 def run_summary(run: AlignmentRun) -> dict[str, Any]:
-    preds = PredictedAlignment.objects.filter(run=run)
-    return {
-        "run": run.pk,
-        "method": run.method,
-        "model_version": run.model_version_id,
-        "predictions": preds.count(),
-        "aligned": preds.filter(label="aligned").count(),
-        "partialAligned": preds.filter(label="partialAligned").count(),
-        "chunks": run.chunks.count(),
-    }
+    counts = PredictedAlignment.objects.filter(run=run).aggregate(
+        predictions=Count("pk"), aligned=Count("pk", filter=Q(label="aligned")),
+        partialAligned=Count("pk", filter=Q(label="partialAligned")),
+    )
+    return {"run": run.pk, "method": run.method, "model_version": run.model_version_id, **counts,
+            "chunks": run.chunks.count()}
 
 
 def run_inline(run: AlignmentRun, progress: Callable[[int, int], None] | None = None) -> str:

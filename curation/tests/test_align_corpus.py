@@ -28,6 +28,9 @@ def test_sync_run_finds_the_expected_alignment_in_chunks() -> None:
     job = Job.objects.get(pk=job_id(run))
     assert job.status == Job.Status.SUCCEEDED and job.progress_done == 2
     assert job.result["predictions"] == len(got) and job.result["method"] == "jaccard"
+    by_label = {lab: PredictedAlignment.objects.filter(run=run, label=lab).count() for lab in ("aligned", "partialAligned")}
+    assert {k: job.result[k] for k in ("aligned", "partialAligned", "chunks")} == {**by_label, "chunks": 2}
+    assert job.result["aligned"] + job.result["partialAligned"] == len(got)
     assert set(run.chunks.values_list("status", flat=True)) == {RunChunk.Status.DONE}
     assert all(w for w in run.chunks.values_list("worker", flat=True))
 
