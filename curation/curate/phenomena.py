@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypeVar
 
 
 class Phenomenon(StrEnum):
@@ -30,6 +31,7 @@ class Phenomenon(StrEnum):
 
 
 PHENOMENA_ORDER = [p.value for p in Phenomenon]
+N = TypeVar("N", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,18 @@ class Group:
         return f"{len(self.complex)}-{len(self.simple)}"
 
 
-def _norm(text: str) -> str:
+def normalise_space(text: str) -> str:
     return " ".join(text.split())
+
+
+def find_root(parent: dict[N, N], node: N) -> N:
+    """Root of ``node`` in a union-find forest, compressing the path on the way."""
+    root = node
+    while parent[root] != root:
+        root = parent[root]
+    while parent[node] != root:
+        parent[node], node = root, parent[node]
+    return root
 
 
 def components(links: Iterable[tuple[Hashable, Hashable]]) -> list[tuple[list[Hashable], list[Hashable]]]:
@@ -55,12 +67,7 @@ def components(links: Iterable[tuple[Hashable, Hashable]]) -> list[tuple[list[Ha
     parent: dict[tuple[int, Hashable], tuple[int, Hashable]] = {}
 
     def find(node: tuple[int, Hashable]) -> tuple[int, Hashable]:
-        root = node
-        while parent[root] != root:
-            root = parent[root]
-        while parent[node] != root:
-            parent[node], node = root, parent[node]
-        return root
+        return find_root(parent, node)
 
     order: list[tuple[int, Hashable]] = []
     for c, s in links:
@@ -84,7 +91,7 @@ def classify_component(complex_keys: list[Hashable], simple_keys: list[Hashable]
     if m == 1 and n == 0:
         return Phenomenon.DELETION
     if m == 1 and n == 1:
-        if texts is not None and _norm(texts.get(complex_keys[0], "")) == _norm(texts.get(simple_keys[0], "\0")):
+        if texts is not None and normalise_space(texts.get(complex_keys[0], "")) == normalise_space(texts.get(simple_keys[0], "\0")):
             return Phenomenon.COPYING
         return Phenomenon.REPHRASING
     if m == 1:

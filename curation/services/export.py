@@ -240,12 +240,7 @@ def classify_rows(rows: list[Row], keys: list[tuple[int, int]], stats: Stats | N
     parent: dict[int, int] = {}
 
     def find(x: int) -> int:
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:
-            parent[x], x = root, parent[x]
-        return root
+        return ph.find_root(parent, x)
 
     for c, s in keys:
         a, b = c, -s
@@ -275,7 +270,7 @@ def classify_rows(rows: list[Row], keys: list[tuple[int, int]], stats: Stats | N
         root = find(c)
         phenomenon, shape = shapes[root]
         if not phenomenon:
-            copied = " ".join(row.simple.split()) == " ".join(row.complex.split())
+            copied = ph.normalise_space(row.simple) == ph.normalise_space(row.complex)
             phenomenon = ph.Phenomenon.COPYING.value if copied else ph.Phenomenon.REPHRASING.value
             if stats is not None:
                 stats.groups_by_phenomenon[phenomenon] += 1
