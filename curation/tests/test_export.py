@@ -300,6 +300,10 @@ def test_manual_export_keeps_judgments_aggregates_and_verified_apart(exports_dir
     verified = [r for s in ("train", "dev", "test") for r in read_jsonl(folder / f"{s}.jsonl")]
     sources = {r["source"] for r in verified}
     assert sources == {"verified", "derived"}
+    # judgments and aggregated labels name the same sentence pairs, with the same split, as the verified rows
+    split_of_pair = {(r["pair_id"], r["simple_id"], r["complex_id"]): r["split"] for r in verified if r["source"] == "verified"}
+    for rows in (judgments, aggregated):
+        assert {(r["pair_id"], r["simple_id"], r["complex_id"]): r["split"] for r in rows} == split_of_pair
     derived = [r for r in verified if r["source"] == "derived"]
     # 0-1 and 1-2 compose into 0-2 links under a synthesized pair id (no 0-2 DocumentPair here)
     assert derived and all(r["complex_level"] == 0 and r["simple_level"] == 2 for r in derived)
