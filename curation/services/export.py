@@ -18,7 +18,7 @@ import time
 import traceback
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -278,6 +278,20 @@ def classify_rows(rows: list[Row], keys: list[tuple[int, int]], stats: Stats | N
     return {c for c, _ in keys}
 
 
+# labelling item -> candidate pair, article and sentence positions (judgments and aggregated labels)
+ITEM_FIELDS = (
+    "item__candidate__pair__pair_id", "item__candidate__pair__article__slug",
+    "item__candidate__simple__paragraph_position", "item__candidate__simple__position",
+    "item__candidate__complex__paragraph_position", "item__candidate__complex__position",
+)
+
+
+def _item_columns(job_id: int, item_id: int, pair_id: str, slug: str, sp: int, ss: int, cp: int, cs: int,
+                  split_of: Mapping[str, str]) -> dict[str, Any]:
+    return {"labeling_job": job_id, "item": item_id, "pair_id": pair_id, "simple_id": sid(pair_id, 0, sp, ss),
+            "complex_id": sid(pair_id, 1, cp, cs), "split": split_of.get(slug, "all")}
+
+
 # --- Auto ----------------------------------------------------------------------------------------
 
 PREDICTION_FIELDS = (
@@ -476,16 +490,12 @@ def export_manual(dataset: ExportedDataset, params: Params, folder: Path, tracke
         jq = (
             Judgment.objects.filter(job__corpus=corpus)
             .order_by("job_id", "item_id", "annotator_id")
-            .values_list("job_id", "item_id", "item__candidate__pair__pair_id", "item__candidate__pair__article__slug",
-                         "item__candidate__simple__paragraph_position", "item__candidate__simple__position",
-                         "item__candidate__complex__paragraph_position", "item__candidate__complex__position",
-                         "annotator_id", "label", "seconds", "is_valid")
+            .values_list("job_id", "item_id", *ITEM_FIELDS, "annotator_id", "label", "seconds", "is_valid")
         )
         for job_id, item_id, pair_id, slug, sp, ss, cp, cs, annotator_id, label, seconds, valid in jq.iterator(params.chunk_size):
             judgments.write({
-                "labeling_job": job_id, "item": item_id, "pair_id": pair_id, "simple_id": sid(pair_id, 0, sp, ss),
-                "complex_id": sid(pair_id, 1, cp, cs), "annotator": pseudonym(annotator_id), "label": label,
-                "seconds": float(seconds), "is_valid": bool(valid), "split": split_of.get(slug, "all"),
+                **_item_columns(job_id, item_id, pair_id, slug, sp, ss, cp, cs, split_of),
+                "annotator": pseudonym(annotator_id), "label": label, "seconds": float(seconds), "is_valid": bool(valid),
             })
         aggregated = open_writer(params.format, folder / f"aggregated.{ext}", columns(
             ("labeling_job", "int"), ("item", "int"), "pair_id", "simple_id", "complex_id", "label",
@@ -494,16 +504,13 @@ def export_manual(dataset: ExportedDataset, params: Params, folder: Path, tracke
         aq = (
             AggregatedLabel.objects.filter(item__job__corpus=corpus)
             .order_by("item__job_id", "item_id")
-            .values_list("item__job_id", "item_id", "item__candidate__pair__pair_id", "item__candidate__pair__article__slug",
-                         "item__candidate__simple__paragraph_position", "item__candidate__simple__position",
-                         "item__candidate__complex__paragraph_position", "item__candidate__complex__position",
-                         "label", "confidence", "method", "votes")
+            .values_list("item__job_id", "item_id", *ITEM_FIELDS, "label", "confidence", "method", "votes")
         )
         for job_id, item_id, pair_id, slug, sp, ss, cp, cs, label, confidence, method, votes in aq.iterator(params.chunk_size):
             aggregated.write({
-                "labeling_job": job_id, "item": item_id, "pair_id": pair_id, "simple_id": sid(pair_id, 0, sp, ss),
-                "complex_id": sid(pair_id, 1, cp, cs), "label": label, "confidence": float(confidence),
-                "method": method, "votes": {k: votes[k] for k in sorted(votes)}, "split": split_of.get(slug, "all"),
+                **_item_columns(job_id, item_id, pair_id, slug, sp, ss, cp, cs, split_of),
+                "label": label, "confidence": float(confidence), "method": method,
+                "votes": {k: votes[k] for k in sorted(votes)},
             })
         files.extend(w.close() for w in extra)
     except BaseException:
