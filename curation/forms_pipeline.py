@@ -9,14 +9,11 @@ from django import forms
 from curation.models import Corpus, ModelVersion
 
 
-def _method_choices(include_crf: bool = False) -> list[tuple[str, str]]:
-    try:
-        from alignment_engine import api
+def _method_choices() -> list[tuple[str, str]]:
+    """The engine's methods that need no trained model (the crf is chosen as a model version)."""
+    from alignment_engine import api
 
-        methods = [m for m in api.METHODS if include_crf or m != "crf"]
-    except ImportError:  # engine not installed in this checkout
-        methods = []
-    return [(m, m) for m in methods]
+    return [(m, m) for m in api.METHODS if m != "crf"]
 
 
 class PrepopulateForm(forms.Form):
