@@ -16,25 +16,12 @@ import traceback
 from collections.abc import Callable
 
 from celery import shared_task
-from django.db import InterfaceError
-from django.db import OperationalError as DatabaseOperationalError
-from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from curation import jobs
 from curation.services import align_corpus, prepopulate, retrain
+from curation.task_policy import RETRY, TRANSIENT_ERRORS
 
 log = logging.getLogger(__name__)
-
-TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
-    DatabaseOperationalError,
-    InterfaceError,
-    BrokerOperationalError,
-    ConnectionError,
-    TimeoutError,
-)
-# Results live on the Job / RunChunk rows; nothing is written to the Celery result backend.
-RETRY = {"ignore_result": True, "autoretry_for": TRANSIENT_ERRORS, "retry_backoff": 2, "retry_backoff_max": 60, "max_retries": 8,
-         "retry_jitter": True}
 
 
 def _failed(job_id: int | None, exc: Exception) -> None:

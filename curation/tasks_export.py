@@ -9,19 +9,9 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from django.db import InterfaceError
-from django.db import OperationalError as DatabaseOperationalError
-from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from curation.services.export import ExportError, run_export
-
-# the same transient errors and retry policy as curation/tasks.py (not imported from there, so
-# that this module - imported by CurationConfig.ready() - depends on nothing but the export service)
-TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
-    DatabaseOperationalError, InterfaceError, BrokerOperationalError, ConnectionError, TimeoutError,
-)
-RETRY = {"autoretry_for": TRANSIENT_ERRORS, "retry_backoff": 2, "retry_backoff_max": 60, "max_retries": 8,
-         "retry_jitter": True}
+from curation.task_policy import RETRY, TRANSIENT_ERRORS
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,6 @@ import hashlib
 import hmac
 import shutil
 import time
-import traceback
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -844,7 +843,7 @@ def run_export(dataset_id: int, progress: Progress | None = None) -> str:
     except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
         if job_id is not None:
-            jobs.fail(job_id, "".join(traceback.format_exception(exc)), message=f"{type(exc).__name__}: {exc}"[:500])
+            jobs.fail_with(job_id, exc)
         raise
 
 

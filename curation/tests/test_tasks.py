@@ -25,14 +25,16 @@ def eager():  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     ("name", "queue"),
     [("curation.tasks.align_chunk", "align"), ("curation.tasks.prepopulate_job", "align"),
-     ("curation.tasks.retrain_job", "train")],
+     ("curation.tasks.retrain_job", "train"), ("curation.tasks.export_dataset", "export")],
 )
 def test_routes(name: str, queue: str) -> None:
     assert app.amqp.router.route({}, name)["queue"].name == queue
 
 
 def test_only_transient_errors_are_retried() -> None:
-    for task in (tasks.align_chunk, tasks.prepopulate_job, tasks.retrain_job):
+    from curation.tasks_export import export_dataset
+
+    for task in (tasks.align_chunk, tasks.prepopulate_job, tasks.retrain_job, export_dataset):
         assert OperationalError in task.autoretry_for and InterfaceError in task.autoretry_for
         assert ValueError not in task.autoretry_for
         assert task.ignore_result
