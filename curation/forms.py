@@ -4,7 +4,7 @@ from typing import Any
 
 from django import forms
 
-from curation.importers import FORMATS
+from curation.importers.run import FORMATS
 from curation.models import Corpus
 
 

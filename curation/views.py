@@ -15,7 +15,8 @@ from django_htmx.middleware import HtmxDetails
 from accounts.permissions import admin_required, staff_required
 from accounts.roles import Role, has_role
 from curation.forms import ImportForm
-from curation.importers import ImportFailed, ImportOptions, run_import
+from curation.importers.run import run_import
+from curation.importers.types import ImportFailed, ImportOptions
 from curation.models import Article, Corpus, DocumentPair, ImportRecord, ReferenceAlignment
 from curation.queries import articles_of, corpora_with_counts, document_paragraphs
 

@@ -76,8 +76,8 @@ def main() -> int:
     from django.core.management import call_command
     from django.db import connection, transaction
 
-    from curation.importers import ImportOptions
-    from curation.importers.base import _parsers
+    from curation.importers.run import PARSERS
+    from curation.importers.types import ImportOptions
     from curation.importers.writer import write_import
     from curation.models import Corpus
 
@@ -90,7 +90,7 @@ def main() -> int:
         corpus = f"OneStopEnglish bench {int(time.time())}"
         options = ImportOptions(corpus=corpus, format="text", language="en", exclude=exclude, all_levels=args.all_levels)
         t1, c1 = time.perf_counter(), _cpu()
-        articles, alignments = _parsers()["text"](args.data, options)
+        articles, alignments = PARSERS["text"](args.data, options)
         t_parse, c_parse = time.perf_counter() - t1, _cpu() - c1
         t2, c2 = time.perf_counter(), _cpu()
         with transaction.atomic():

@@ -1,28 +1,10 @@
 """Importers: one parser per format, one writer for all.
 
-Parsers turn a file (or folder) into plain data (``ParsedArticle``, ``ParsedAlignment``)
-and raise ``ImportFailed`` naming file, line and problem. ``write_import`` stores the result
-in one transaction, so a bad file leaves the database unchanged.
+- ``types``: the plain data parsers produce (``ParsedArticle``, ``ParsedAlignment``), ``ImportFailed``
+  (naming file, line and problem), ``ImportOptions`` and ``ImportSummary``;
+- ``reading``: decoding helpers the parsers share;
+- ``jsonl_pairs``, ``leveled_text``, ``alignment_tsv``, ``deplain``: one parser per format;
+  ``synthetic``: machine-made pairs (kept apart from the corpus);
+- ``writer``: stores parsed data in bulk;
+- ``run``: the parser registry and ``run_import`` (parse, then write in one transaction).
 """
-
-from curation.importers.base import (
-    FORMATS,
-    ImportFailed,
-    ImportOptions,
-    ImportSummary,
-    ParsedAlignment,
-    ParsedArticle,
-    ParsedDocument,
-    run_import,
-)
-
-__all__ = [
-    "FORMATS",
-    "ImportFailed",
-    "ImportOptions",
-    "ImportSummary",
-    "ParsedAlignment",
-    "ParsedArticle",
-    "ParsedDocument",
-    "run_import",
-]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curation.importers.base import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle, read_utf8_lines
+from curation.importers.reading import read_utf8_lines
+from curation.importers.types import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle
 
 LABELS = {
     "aligned": "aligned",

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from alignment_engine.text import split_sentences
-from curation.importers.base import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle, ParsedDocument
+from curation.importers.types import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle, ParsedDocument
 
 COLUMNS = (
     "original",

@@ -5,14 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from curation.importers.base import (
-    ImportFailed,
-    ImportOptions,
-    ParsedAlignment,
-    ParsedArticle,
-    ParsedDocument,
-    read_utf8_lines,
-)
+from curation.importers.reading import read_utf8_lines
+from curation.importers.types import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle, ParsedDocument
 
 
 def _paragraphs(value: object, path: Path, line: int, key: str) -> list[list[str]]:

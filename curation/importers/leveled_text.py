@@ -26,15 +26,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from alignment_engine.text import split_sentences
-from curation.importers.base import (
-    ImportFailed,
-    ImportOptions,
-    ParsedAlignment,
-    ParsedArticle,
-    ParsedDocument,
-    make_slug,
-    read_text,
-)
+from curation.importers.reading import make_slug, read_text
+from curation.importers.types import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle, ParsedDocument
 
 NEWSELA = re.compile(r"^(?P<slug>.+)\.(?P<lang>[a-z]{2})\.(?P<level>\d)\.txt$")
 ONESTOP = re.compile(r"^(?P<slug>.+)-(?P<level>adv|int|ele)\.txt$")

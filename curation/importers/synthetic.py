@@ -17,7 +17,7 @@ from typing import Any
 from django.db import transaction
 
 from alignment_engine.text import clean_cell
-from curation.importers.base import ImportFailed
+from curation.importers.types import ImportFailed
 from curation.models import Corpus, SyntheticPair
 
 BATCH = 2000

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from alignment_engine.text import count_tokens
-from curation.importers.base import ImportFailed, ImportOptions, ImportSummary, ParsedAlignment, ParsedArticle
+from curation.importers.types import ImportFailed, ImportOptions, ImportSummary, ParsedAlignment, ParsedArticle
 from curation.models import (
     AlignmentLabel,
     Article,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from curation.importers import ImportOptions
+from curation.importers.types import ImportOptions
 from curation.models import (
     Article,
     Corpus,

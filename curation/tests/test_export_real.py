@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from curation.importers import ImportOptions, run_import
+from curation.importers.run import run_import
+from curation.importers.types import ImportOptions
 from curation.models import AlignmentRun, Corpus, PredictedAlignment, ReferenceAlignment
 from curation.services.corpus_stats import corpus_table
 from curation.services.export import create_export, run_export

@@ -11,8 +11,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from curation.importers import ImportFailed, run_import
-from curation.importers.base import keep_sentence
+from curation.importers.run import keep_sentence, run_import
+from curation.importers.types import ImportFailed
 from curation.models import Article, DocumentPair, ImportRecord, ReferenceAlignment, Sentence
 from curation.tests.conftest import options, plain_pair, row_counts
 
@@ -233,7 +233,8 @@ def test_upload_page_imports_deplain_plans(client_for, admin_user, shared_data):
 
 @pytest.mark.django_db
 def test_documents_in_another_language_than_the_corpus_are_refused(write_file):
-    from curation.importers import ImportFailed, run_import
+    from curation.importers.run import run_import
+    from curation.importers.types import ImportFailed
     from curation.tests.conftest import options, row_counts
 
     first = write_file("a.jsonl", '{"pair_id": "a", "complex": [["Eins zwei drei vier."]], "simple": [["Eins zwei."]]}\n')

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from curation.importers import ImportFailed, run_import
 from curation.importers.deplain import COLUMNS, split_into
+from curation.importers.run import run_import
+from curation.importers.types import ImportFailed
 from curation.models import Article, Document, DocumentPair, ReferenceAlignment, Sentence
 from curation.tests.conftest import options, plain_pair, row_counts
 

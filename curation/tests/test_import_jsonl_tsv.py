@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from curation.importers import ImportFailed, run_import
+from curation.importers.run import run_import
+from curation.importers.types import ImportFailed
 from curation.models import AlignmentLabel, DocumentPair, ReferenceAlignment, Sentence
 from curation.tests.conftest import options, plain_pair, row_counts
 

@@ -7,8 +7,9 @@ import json
 import pytest
 from django.core.management import call_command
 
-from curation.importers import ImportFailed, run_import
 from curation.importers.leveled_text import paragraphs_from_text
+from curation.importers.run import run_import
+from curation.importers.types import ImportFailed
 from curation.models import Article, Document, DocumentPair, Paragraph, Sentence
 from curation.tests.conftest import options, plain_pair, row_counts
 

@@ -128,7 +128,8 @@ def test_article_table_htmx_partial(client_for, researcher, demo):
 
 @pytest.mark.django_db
 def test_corpus_list_query_count_does_not_grow(client_for, researcher, demo, django_assert_max_num_queries, write_file):
-    from curation.importers import ImportOptions, run_import
+    from curation.importers.run import run_import
+    from curation.importers.types import ImportOptions
 
     for n in range(5):
         for level in (0, 1):
@@ -151,7 +152,7 @@ def test_pages_404_for_missing_objects(client_for, researcher):
 
 @pytest.mark.django_db
 def test_pair_page_counts_its_reference_alignments(client_for, researcher, write_file):
-    from curation.importers import run_import
+    from curation.importers.run import run_import
     from curation.tests.conftest import options
 
     pairs = write_file("p.jsonl", '{"pair_id": "p1", "complex": [["Cats sleep a lot.", "Dogs bark."]], "simple": [["Cats sleep."]]}\n')

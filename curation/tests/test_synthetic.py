@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from curation.importers.base import ImportFailed
 from curation.importers.synthetic import import_synthetic
+from curation.importers.types import ImportFailed
 from curation.models import Corpus, SyntheticPair
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from curation.importers import FORMATS, ImportFailed, ImportOptions, run_import
+from curation.importers.run import FORMATS, run_import
+from curation.importers.types import ImportFailed, ImportOptions
 from curation.models import Corpus
 
 

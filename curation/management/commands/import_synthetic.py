@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from curation.importers.base import ImportFailed
 from curation.importers.synthetic import import_synthetic
+from curation.importers.types import ImportFailed
 from curation.management.commands._pipeline import get_corpus
 
 

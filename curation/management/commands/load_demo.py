@@ -8,7 +8,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from curation.importers import ImportOptions, run_import
+from curation.importers.run import run_import
+from curation.importers.types import ImportOptions
 
 DEMO_DIR = Path(settings.BASE_DIR) / "demo" / "corpus"
 DEMO_CORPUS = "Demo (English news)"
