@@ -32,10 +32,11 @@ test-fast: install
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff format --check . || true
 
 typecheck: install
-	$(VENV)/bin/mypy alignment_engine accounts curation annotation config tests
+	$(VENV)/bin/mypy alignment_engine accounts curation annotation pipeline config tests
 
 bench-import: install
 	$(PY) scripts/bench_import.py

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "accounts",
     "curation",
     "annotation",
+    "pipeline",
 ]
 
 MIDDLEWARE = [
@@ -202,11 +203,12 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# Task names are stable and explicit (pipeline/tasks.py); each goes to its own queue.
 CELERY_TASK_ROUTES = {
-    "curation.tasks.align_*": {"queue": "align"},
-    "curation.tasks.prepopulate*": {"queue": "align"},
-    "curation.tasks.retrain*": {"queue": "train"},
-    "curation.tasks.export*": {"queue": "export"},
+    "pipeline.align_chunk": {"queue": "align"},
+    "pipeline.prepopulate": {"queue": "align"},
+    "pipeline.retrain": {"queue": "train"},
+    "pipeline.export_dataset": {"queue": "export"},
 }
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

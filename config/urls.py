@@ -3,14 +3,15 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from curation import views as curation_views
+from config.views import home
 
 urlpatterns = [
-    path("", curation_views.home, name="home"),
+    path("", home, name="home"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("curation.urls")),
+    path("", include("pipeline.urls")),
     path("annotate/", include("annotation.urls")),
     path("api/", include("curation.api_urls")),
     path("api/annotation/", include("annotation.api_urls")),

@@ -1,4 +1,4 @@
-from django.urls import include, path
+from django.urls import path
 
 from curation import views
 
@@ -9,6 +9,4 @@ urlpatterns = [
     path("articles/<int:article_id>/", views.article_detail, name="article_detail"),
     path("pairs/<int:pair_id>/", views.pair_detail, name="pair_detail"),
     path("import/", views.import_upload, name="import_upload"),
-    path("", include("curation.urls_pipeline")),
-    path("", include("curation.urls_exports")),
 ]

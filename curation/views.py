@@ -6,14 +6,12 @@ import tempfile
 from pathlib import Path
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django_htmx.middleware import HtmxDetails
 
 from accounts.permissions import admin_required, staff_required
-from accounts.roles import Role, has_role
 from curation.forms import ImportForm
 from curation.importers.run import run_import
 from curation.importers.types import ImportFailed, ImportOptions
@@ -23,15 +21,6 @@ from curation.queries import articles_of, corpora_with_counts, document_paragrap
 
 class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
-
-
-@login_required
-def home(request: HttpRequest) -> HttpResponse:
-    if has_role(request.user, Role.VERIFIER, Role.RESEARCHER):
-        return redirect("curation:corpus_list")
-    if has_role(request.user, Role.ANNOTATOR):
-        return redirect("annotation:home")
-    return render(request, "curation/no_role.html")
 
 
 @staff_required

@@ -11,7 +11,7 @@ Setup (timed separately): create the database ``bench_export`` on
 ``postgres://postgres@127.0.0.1:5432`` (``--server``), migrate, and COPY a synthetic corpus into
 it: document pairs of 100 complex and 100 simple sentences, 100 predictions per pair (80
 one-to-one rephrasings, 20 one-to-two splits). Then each export runs in a fresh subprocess
-(``--export FORMAT``) through ``curation.services.export.run_export``, so its peak RSS is its
+(``--export FORMAT``) through ``pipeline.exports.run.run_export``, so its peak RSS is its
 own. Printed per export: seconds, rows/s, peak RSS (MiB), output bytes. The database is
 dropped at the end unless ``--keep``.
 """
@@ -61,7 +61,8 @@ def populate(rows: int) -> dict[str, float]:
     """COPY a corpus and a run with ``rows`` predictions; return phase timings."""
     from django.db import connection
 
-    from curation.models import AlignmentRun, Corpus
+    from curation.models import Corpus
+    from pipeline.models import AlignmentRun
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -133,8 +134,8 @@ def populate(rows: int) -> dict[str, float]:
 
 
 def export_once(fmt: str, corpus_id: int, run_id: int, filters: dict) -> dict[str, object]:
-    from curation.models import ExportedDataset
-    from curation.services.export import create_export, run_export
+    from pipeline.exports.run import create_export, run_export
+    from pipeline.models import ExportedDataset
 
     params = {"format": fmt, "splits": "35/5/10", "seed": 0, "filters": filters}
     dataset = create_export(corpus_id, "auto", params, run_id=run_id)
@@ -181,7 +182,7 @@ def main() -> None:
     _setup_django(url, exports)
     from django.core.management import call_command
 
-    from curation.models import AlignmentRun
+    from pipeline.models import AlignmentRun
 
     if args.reuse:
         run = AlignmentRun.objects.get(method="bench")

@@ -13,7 +13,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from annotation.models import CandidatePair, JobItem, LabelingJob, ParagraphLink, TestQuestion, VerifiedLabel
 from annotation.services import correction, prealign
 from curation.models import AlignmentLabel, Corpus, DocumentPair, ReferenceAlignment, Sentence
-from curation.services.plain import load_plain_pairs
+from curation.plain import load_plain_pairs
 
 DEFAULT_EXPLANATIONS = {
     AlignmentLabel.ALIGNED.value: (

@@ -1,2 +1,2 @@
 """Curation: pure functions over alignments (phenomena, derivation, filters, splits, GLEU,
-readability). No database access here; ``curation.services.export`` feeds them plain data."""
+readability). No database access here; ``pipeline.exports.run`` feeds them plain data."""

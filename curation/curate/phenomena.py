@@ -15,10 +15,13 @@ Sentence keys are any hashable ids (database pks, formats.md ids).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeVar
+
+from curation.curate.rows import Row
 
 
 class Phenomenon(StrEnum):
@@ -126,3 +129,51 @@ def count_phenomena(groups: Iterable[Group]) -> dict[str, int]:
     for group in groups:
         counts[group.phenomenon.value] += 1
     return counts
+
+
+def classify_rows(rows: list[Row], keys: list[tuple[int, int]], groups: Counter[str] | None = None) -> set[int]:
+    """Tag rows of one document pair with their group, phenomenon and shape; return linked complex keys.
+
+    ``keys`` are (complex sentence pk, simple sentence pk) per row; ``groups`` (if given) counts
+    the groups by phenomenon. A union-find over integer
+    nodes (complex pk, and -simple pk) keeps this cheap on million-row exports; the result is
+    the same as :func:`classify` (tested)."""
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        return find_root(parent, x)
+
+    for c, s in keys:
+        a, b = c, -s
+        if a not in parent:
+            parent[a] = a
+        if b not in parent:
+            parent[b] = b
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[rb] = ra
+    sizes: dict[int, list[int]] = {}
+    for node in parent:
+        size = sizes.setdefault(find(node), [0, 0, -1])
+        size[0 if node > 0 else 1] += 1
+    for number, size in enumerate(sizes.values()):
+        size[2] = number
+    shapes: dict[int, tuple[str, str]] = {}
+    for root, (m, n, _) in sizes.items():
+        if m == 1 and n == 1:
+            shapes[root] = ("", "1-1")  # copying or rephrasing: decided per row below
+        else:
+            kind = Phenomenon.SPLITTING if m == 1 else Phenomenon.MERGING if n == 1 else Phenomenon.FUSION
+            shapes[root] = (kind.value, f"{m}-{n}")
+            if groups is not None:
+                groups[kind.value] += 1
+    for row, (c, _) in zip(rows, keys, strict=True):
+        root = find(c)
+        phenomenon, shape = shapes[root]
+        if not phenomenon:
+            copied = normalise_space(row.simple) == normalise_space(row.complex)
+            phenomenon = Phenomenon.COPYING.value if copied else Phenomenon.REPHRASING.value
+            if groups is not None:
+                groups[phenomenon] += 1
+        row.group, row.phenomenon, row.group_shape = sizes[root][2], phenomenon, shape
+    return {c for c, _ in keys}

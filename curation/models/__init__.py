@@ -1,5 +1,6 @@
-"""Curation models: the corpus (corpus.py), pipeline jobs, model versions and alignment runs
-(runs.py), and exported datasets and synthetic pairs (datasets.py)."""
+"""Curation models: the corpus (corpus.py) and imported synthetic pairs (synthetic.py).
+
+The pipeline's records (jobs, model versions, alignment runs, exports) live in ``pipeline.models``."""
 
 from curation.models.corpus import (
     AlignmentLabel,
@@ -12,24 +13,17 @@ from curation.models.corpus import (
     ReferenceAlignment,
     Sentence,
 )
-from curation.models.datasets import ExportedDataset, SyntheticPair
-from curation.models.runs import AlignmentRun, Job, ModelVersion, PredictedAlignment, RunChunk
+from curation.models.synthetic import SyntheticPair
 
 __all__ = [
     "AlignmentLabel",
-    "AlignmentRun",
     "Article",
     "Corpus",
     "Document",
     "DocumentPair",
-    "ExportedDataset",
     "ImportRecord",
-    "Job",
-    "ModelVersion",
     "Paragraph",
-    "PredictedAlignment",
     "ReferenceAlignment",
-    "RunChunk",
     "Sentence",
     "SyntheticPair",
 ]

@@ -80,22 +80,23 @@ def _number(key: Hashable) -> int:
 
 def test_fast_row_classification_agrees_with_classify() -> None:
     import random
+    from collections import Counter
 
+    from curation.curate.phenomena import classify_rows
     from curation.curate.rows import Row
-    from curation.services.export import Stats, classify_rows
 
     rng = random.Random(7)
     for _ in range(200):
         links = sorted({(rng.randint(1, 6), rng.randint(1, 6)) for _ in range(rng.randint(1, 8))})
         texts: dict[Hashable, str] = {**{("c", c): f"t{c}" for c, _ in links}, **{("s", s): f"t{s}" for _, s in links}}
         rows = [Row("aligned", f"p-0-0-{s}", f"p-1-0-{c}", f"t{s}", f"t{c}") for c, s in links]
-        stats = Stats()
-        classify_rows(rows, links, stats)
+        counted: Counter[str] = Counter()
+        classify_rows(rows, links, counted)
         groups = classify([(("c", c), ("s", s)) for c, s in links], texts)
         by_link = {(_number(c), _number(s)): g for g in groups for c in g.complex for s in g.simple}
         for row, link in zip(rows, links, strict=True):
             assert row.phenomenon == by_link[link].phenomenon.value
             assert row.group_shape == by_link[link].shape
-        assert {k: v for k, v in stats.groups_by_phenomenon.items() if v} == {
+        assert {k: v for k, v in counted.items() if v} == {
             k: v for k, v in count_phenomena(groups).items() if v
         }

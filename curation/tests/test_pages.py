@@ -23,13 +23,14 @@ def _routes(patterns: list, namespace: str | None = None) -> Iterator[tuple[str 
 
 
 def curation_urls() -> list[str]:
-    """Every page of the curation app, with 1 for each id (the role check runs before the lookup)."""
+    """Every page of the curation and pipeline apps (staff only), with 1 for each id (the role check
+    runs before the lookup)."""
     urls = []
     for namespace, pattern in _routes(get_resolver().url_patterns):
-        if namespace != "curation" or not pattern.name:
+        if namespace not in ("curation", "pipeline") or not pattern.name:
             continue
         kwargs = {name: 1 for name in pattern.pattern.converters}
-        urls.append(reverse(f"curation:{pattern.name}", kwargs=kwargs))
+        urls.append(reverse(f"{namespace}:{pattern.name}", kwargs=kwargs))
     return urls
 
 
@@ -51,6 +52,7 @@ def test_annotator_gets_403_on_every_curation_page_and_import(client_for, annota
     client = client_for(annotator)
     urls = curation_urls()
     assert reverse("curation:import_upload") in urls and reverse("curation:corpus_list") in urls
+    assert reverse("pipeline:job_list") in urls and reverse("pipeline:export_list") in urls
     statuses = {url: _status(client, url) for url in urls}
     assert statuses == {url: 403 for url in urls}
 
@@ -89,8 +91,8 @@ def test_demo_admin_opens_django_admin_for_every_model(client_for, demo):
 @pytest.mark.django_db
 def test_verifier_cannot_open_researcher_pages(client_for, verifier):
     client = client_for(verifier)
-    assert client.get(reverse("curation:job_start")).status_code == 403
-    assert client.post(reverse("curation:model_promote", kwargs={"version_id": 1})).status_code == 403
+    assert client.get(reverse("pipeline:job_start")).status_code == 403
+    assert client.post(reverse("pipeline:model_promote", kwargs={"version_id": 1})).status_code == 403
     assert client.get(reverse("curation:import_upload")).status_code == 403
 
 

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from curation.importers.synthetic import import_synthetic
 from curation.importers.types import ImportFailed
-from curation.management.commands._pipeline import get_corpus
+from curation.management.commands._corpus import get_corpus
 
 
 class Command(BaseCommand):

@@ -1,0 +1,13 @@
+from django.apps import AppConfig
+
+
+class PipelineConfig(AppConfig):
+    name = "pipeline"
+    verbose_name = "Pipeline: jobs, models, alignment runs, exports"
+
+    def ready(self) -> None:
+        from curation import page_slots
+
+        page_slots.contribute("nav", "pipeline/_nav_jobs.html", order=20)
+        page_slots.contribute("nav", "pipeline/_nav_exports.html", order=40)
+        page_slots.contribute("corpus_detail", "pipeline/_corpus_detail.html", order=20)

@@ -1,0 +1,124 @@
+"""Retrain the neural CRF aligner on verified labels, evaluate it, register the version.
+
+1. Labels and their split by article group: :mod:`pipeline.services.labelled_data`.
+2. ``alignment_engine.api.train`` on the train split (dev split for tuning), written under
+   ``settings.MODELS_DIR``.
+3. The trained model is scored on dev and test (Task 1 and Task 2) and registered as a
+   :class:`ModelVersion` with its metrics and the counts of the data it saw.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from curation.models import Corpus
+from pipeline import jobs
+from pipeline.jobs import Outcome
+from pipeline.models import Job, ModelVersion
+from pipeline.services import registry
+from pipeline.services.labelled_data import DEFAULT_RATIOS, RetrainError, collect_labelled_data, corpus_ids_for, score
+
+PROGRESS_TOTAL = 100
+STEP_RE = re.compile(r"(encoder step|crf epoch) (\d+)/(\d+)")
+
+
+def retrain(
+    language: str,
+    corpus: Corpus | None = None,
+    seed: int = 0,
+    ratios: Sequence[float] = DEFAULT_RATIOS,
+    reference_roles: Sequence[str] = (),
+    config: dict[str, Any] | None = None,
+    name: str = "",
+    out_dir: Path | None = None,
+    device: str = "auto",
+    progress: Callable[..., None] | None = None,
+    job: Any = None,
+    user: Any = None,
+) -> ModelVersion:
+    """Train, evaluate on dev and test, register. ``config`` goes to ``alignment_engine.api.train``."""
+    from alignment_engine import api
+
+    data = collect_labelled_data(corpus_ids_for(corpus, language), seed, ratios, reference_roles)
+    if not data.pairs["train"] or not any(a.label != "notAligned" for a in data.gold["train"]):
+        raise RetrainError("no aligned labels in the train split: verify some candidate pairs first")
+    scope = corpus.name if corpus is not None else f"all {language} corpora"
+    name = name or f"crf {scope} seed {seed}" + (f" (job {job.pk})" if job is not None else "")
+    target = out_dir or Path(settings.MODELS_DIR) / f"{language}-{'job' + str(job.pk) if job else 'seed' + str(seed)}"
+    model_dir = api.train(
+        data.pairs["train"], data.gold["train"],
+        data.pairs["dev"] or None, data.gold["dev"] or None,
+        out_dir=target, seed=seed, device=device, progress=progress, **(config or {}),
+    )
+    aligner = api.load_aligner("crf", model_dir, device=device)
+    metrics = {split: score(aligner, data.pairs[split], data.gold[split]) for split in ("dev", "test")}
+    return ModelVersion.objects.create(
+        name=name[:200], method="crf", language=language, path=str(model_dir), job=job,
+        config={"train": config or {}, "ratios": list(ratios), "reference_roles": list(reference_roles),
+                "corpus": corpus.pk if corpus else None, "splits": data.articles},
+        metrics=metrics, data_counts=data.counts(), seed=seed, created_by=user if user and user.is_authenticated else None,
+    )
+
+
+def progress_units(message: str) -> int | None:
+    """Job progress (of 100) from the engine's training log: encoder steps 5-50, CRF epochs 50-85."""
+    match = STEP_RE.search(message)
+    if match is None:
+        return 88 if message.startswith("tuning on dev") else None
+    stage, done, total = match.group(1), int(match.group(2)), max(int(match.group(3)), 1)
+    return 5 + 45 * done // total if stage == "encoder step" else 50 + 35 * done // total
+
+
+def create_job(params: dict[str, Any], corpus: Corpus | None = None, user: Any = None) -> Job:
+    """The job row of a retraining (send it with ``pipeline.tasks.enqueue_retrain`` to the ``train``
+    queue, or run it here with :func:`run_job`)."""
+    return jobs.create_job(Job.Kind.RETRAIN, params, corpus=corpus, user=user, total=PROGRESS_TOTAL)
+
+
+def run_job(job_id: int, echo: Callable[[str, int], None] | None = None,
+            retry_on: tuple[type[BaseException], ...] = ()) -> Outcome:
+    """Run a retraining job. Parameters: language, seed, ratios, reference_roles, config (passed
+    to ``api.train``), name, baselines (methods scored on the same split), device."""
+
+    def body(job: Job, recorder: jobs.ProgressRecorder) -> jobs.Finished:
+        existing = ModelVersion.objects.filter(job=job, method="crf").first()
+        if existing is not None:  # redelivered after the version was registered
+            return jobs.Finished({"model_version": existing.pk}, outcome=Outcome.SKIPPED)
+        p = job.params
+        language = p.get("language") or (job.corpus.language if job.corpus else "en")
+        recorder(2, PROGRESS_TOTAL, message="collecting labels")
+
+        def progress(*args: Any) -> None:
+            if len(args) == 1 and isinstance(args[0], str):
+                done = progress_units(args[0])
+                recorder(done if done is not None else recorder.done, message=args[0])
+                if echo is not None:
+                    echo(args[0], recorder.done)
+            jobs.check_cancel(job_id)
+
+        try:
+            version = retrain(
+                language, corpus=job.corpus, seed=int(p.get("seed", 0)), ratios=p.get("ratios", DEFAULT_RATIOS),
+                reference_roles=p.get("reference_roles", ()), config=p.get("config") or {}, name=p.get("name", ""),
+                device=p.get("device", "auto"), progress=progress, job=job, user=job.created_by,
+            )
+        except jobs.JobCancelled:
+            raise jobs.JobCancelled("cancelled during training") from None
+        recorder(92, message="scoring baselines")
+        baselines = [
+            registry.evaluate_baseline(method, language, corpus=job.corpus, seed=version.seed,
+                                       ratios=p.get("ratios", DEFAULT_RATIOS),
+                                       reference_roles=p.get("reference_roles", ())).pk
+            for method in p.get("baselines", [])
+        ]
+        recorder(PROGRESS_TOTAL)
+        return jobs.Finished({"model_version": version.pk, "metrics": version.metrics,
+                              "data_counts": version.data_counts, "baselines": baselines},
+                             f"registered {version.name}")
+
+    return jobs.run(job_id, body, message="collecting labels", retry_on=retry_on)

@@ -1,0 +1,139 @@
+"""Job state changes, the throttled progress recorder, and the job pages (list, partial, cancel)."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from pipeline import jobs
+from pipeline.models import Job
+
+pytestmark = pytest.mark.django_db
+
+
+def new_job(**kw) -> Job:  # type: ignore[no-untyped-def]
+    return jobs.create_job(Job.Kind.ALIGN_CORPUS, {"x": 1}, **kw)
+
+
+def test_lifecycle_start_progress_finish() -> None:
+    job = new_job()
+    assert job.status == Job.Status.QUEUED
+    assert jobs.start(job.pk, total=4, message="go")
+    jobs.set_progress(job.pk, 2)
+    jobs.add_progress(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.progress_done, job.progress_total, job.percent) == (Job.Status.RUNNING, 3, 4, 75)
+    assert job.started_at is not None
+    assert jobs.finish(job.pk, result={"n": 1})
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED and job.result == {"n": 1} and job.finished_at is not None
+    # a finished job never changes state again
+    assert not jobs.fail(job.pk, "late error")
+    assert not jobs.start(job.pk)
+    jobs.set_progress(job.pk, 0)
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED and job.progress_done == 3 and job.error == ""
+
+
+def test_fail_records_error() -> None:
+    job = new_job()
+    jobs.start(job.pk)
+    assert jobs.fail(job.pk, "Traceback ... boom", message="ValueError: boom")
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and "boom" in job.error and job.message == "ValueError: boom"
+
+
+def test_cancel_queued_job_is_immediate_running_job_is_asked() -> None:
+    queued = new_job()
+    assert jobs.request_cancel(queued.pk)
+    queued.refresh_from_db()
+    assert queued.status == Job.Status.CANCELLED
+
+    running = new_job()
+    jobs.start(running.pk, total=3)
+    jobs.set_progress(running.pk, 1)
+    assert jobs.request_cancel(running.pk)
+    running.refresh_from_db()
+    assert running.status == Job.Status.RUNNING and running.cancel_requested
+    with pytest.raises(jobs.JobCancelled):
+        jobs.check_cancel(running.pk)
+    assert jobs.mark_cancelled(running.pk)
+    assert jobs.cancel_requested(running.pk)
+    assert jobs.cancel_requested(10**9)  # a job that is gone counts as cancelled
+
+
+def test_progress_recorder_throttles_but_always_writes_the_end() -> None:
+    job = new_job()
+    jobs.start(job.pk)
+    rec = jobs.ProgressRecorder(job.pk, interval=3600)
+    rec(1, 10)
+    rec(5, 10)  # within the interval: not written
+    job.refresh_from_db()
+    assert (job.progress_done, job.progress_total) == (1, 10)
+    rec(10, 10)
+    job.refresh_from_db()
+    assert job.progress_done == 10
+
+
+def test_progress_recorder_stops_a_cancelled_job() -> None:
+    job = new_job()
+    jobs.start(job.pk)
+    jobs.request_cancel(job.pk)
+    with pytest.raises(jobs.JobCancelled):
+        jobs.ProgressRecorder(job.pk)(1, 2)
+
+
+def test_job_list_polls_only_active_jobs(client_for, researcher) -> None:  # type: ignore[no-untyped-def]
+    active = new_job()
+    jobs.start(active.pk, total=10)
+    jobs.set_progress(active.pk, 4)
+    done = new_job()
+    jobs.start(done.pk, total=1)
+    jobs.finish(done.pk)
+    client = client_for(researcher)
+    html = client.get(reverse("pipeline:job_list")).content.decode()
+    assert f'id="job-progress-{active.pk}"' in html and f'id="job-progress-{done.pk}"' in html
+    assert reverse("pipeline:job_progress", args=[active.pk]) in html
+    assert reverse("pipeline:job_progress", args=[done.pk]) not in html
+    assert "width: 40%" in html
+
+    partial = client.get(reverse("pipeline:job_progress", args=[active.pk]), HTTP_HX_REQUEST="true").content.decode()
+    assert 'hx-trigger="every 1s"' in partial and "4/10" in partial and "Cancel" in partial
+    jobs.finish(active.pk)
+    partial = client.get(reverse("pipeline:job_progress", args=[active.pk]), HTTP_HX_REQUEST="true").content.decode()
+    assert "hx-trigger" not in partial and "succeeded" in partial
+
+
+def test_cancel_button_needs_researcher(client_for, researcher, verifier, annotator) -> None:  # type: ignore[no-untyped-def]
+    job = new_job()
+    jobs.start(job.pk, total=2)
+    url = reverse("pipeline:job_cancel", args=[job.pk])
+    assert client_for(annotator).get(reverse("pipeline:job_list")).status_code == 403
+    assert client_for(verifier).post(url).status_code == 403
+    job.refresh_from_db()
+    assert not job.cancel_requested
+    resp = client_for(researcher).post(url, HTTP_HX_REQUEST="true")
+    assert resp.status_code == 200 and "stopping" in resp.content.decode()
+    job.refresh_from_db()
+    assert job.cancel_requested
+
+
+def test_job_detail_shows_params_and_error(client_for, researcher) -> None:  # type: ignore[no-untyped-def]
+    job = new_job()
+    jobs.start(job.pk)
+    jobs.fail(job.pk, "Traceback: something specific")
+    html = client_for(researcher).get(reverse("pipeline:job_detail", args=[job.pk])).content.decode()
+    assert "something specific" in html and "&#x27;x&#x27;: 1" in html
+
+
+def test_job_detail_lists_the_chunks_of_its_run(client_for, researcher) -> None:  # type: ignore[no-untyped-def]
+    from pipeline.services import align_corpus
+    from pipeline.tests.pipeline_corpus import build_corpus, job_id
+
+    corpus = build_corpus(n_articles=3)
+    run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), chunk_size=1)
+    align_corpus.process_chunk(run.chunks.get(index=1).pk, worker="host-b:42")
+    html = client_for(researcher).get(reverse("pipeline:job_detail", args=[job_id(run)])).content.decode()
+    rows = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    assert rows.count("<tr>") == 3 and "host-b:42" in rows
+    assert rows.index("<td>0</td>") < rows.index("<td>1</td>") < rows.index("<td>2</td>")

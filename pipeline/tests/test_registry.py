@@ -1,0 +1,108 @@
+"""Model registry: promotion (one per language), baselines on the shared split, comparison page."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import CandidatePair, VerifiedLabel
+from pipeline.models import ModelVersion
+from pipeline.services import registry
+from pipeline.services.prepopulate import prepopulate
+from pipeline.tests.pipeline_corpus import build_corpus, expected_alignment
+
+pytestmark = pytest.mark.django_db
+
+METRICS = {
+    "dev": {"task1": {"precision": 0.9, "recall": 0.8, "f1": 0.847}, "task2": {"precision": 0.7, "recall": 0.6, "f1": 0.646}},
+    "test": {"task1": {"precision": 0.88, "recall": 0.81, "f1": 0.8436}, "task2": {"precision": 0.5, "recall": 0.4, "f1": 0.444}},
+}
+
+
+def version(name: str, language: str = "en", path: str = "/models/x", **kw) -> ModelVersion:  # type: ignore[no-untyped-def]
+    return ModelVersion.objects.create(name=name, method="crf" if path else "jaccard", language=language, path=path,
+                                       metrics=METRICS, **kw)
+
+
+def test_promote_keeps_one_per_language() -> None:
+    a, b, de = version("a"), version("b"), version("de", language="de")
+    registry.promote(a)
+    registry.promote(de)
+    registry.promote(b)
+    assert set(ModelVersion.objects.filter(is_promoted=True).values_list("name", flat=True)) == {"b", "de"}
+    assert registry.promoted_for("en") == b and registry.promoted_for("fr") is None
+
+
+def test_comparison_rows_follow_table_2_columns() -> None:
+    version("trained")
+    version("baseline", path="")
+    rows = registry.comparison("en")
+    assert [r.version.name for r in rows] == ["trained", "baseline"] and rows[1].is_baseline
+    assert len(rows[0].cells) == 12
+    first = dict(zip(registry.TABLE_COLUMNS, rows[0].cells, strict=True))
+    assert first[("task1", "dev", "f1")] == pytest.approx(0.847) and first[("task2", "test", "recall")] == 0.4
+    assert rows[0].display[:3] == ["90.0", "80.0", "84.7"]
+    assert registry.comparison("de") == []
+
+
+def test_baseline_is_scored_on_the_retraining_split() -> None:
+    corpus = build_corpus(n_articles=6)
+    prepopulate(list(corpus.pairs.values_list("pk", flat=True)))
+    gold = expected_alignment(corpus)
+    for c in CandidatePair.objects.all():
+        VerifiedLabel.objects.create(candidate=c, label="aligned" if (c.simple_id, c.complex_id) in gold else "notAligned")
+    v = registry.evaluate_baseline("jaccard", "en", corpus=corpus, seed=1)
+    assert v.path == "" and v.metrics["test"]["task1"]["f1"] == pytest.approx(1.0)
+    again = registry.evaluate_baseline("jaccard", "en", corpus=corpus, seed=1)
+    assert again.pk == v.pk and ModelVersion.objects.count() == 1  # refreshed, not duplicated
+    with pytest.raises(ValueError):
+        registry.evaluate_baseline("crf", "en", corpus=corpus)
+
+
+def test_models_page_and_promote(client_for, researcher, verifier) -> None:  # type: ignore[no-untyped-def]
+    trained = version("trained v1")
+    base = version("jaccard baseline", path="")
+    page = client_for(verifier).get(reverse("pipeline:model_list")).content.decode()
+    assert "trained v1" in page and "84.7" in page and "44.4" in page and "Promote" not in page
+    client = client_for(researcher)
+    assert "Promote" in client.get(reverse("pipeline:model_list")).content.decode()
+    client.post(reverse("pipeline:model_promote", args=[base.pk]))
+    base.refresh_from_db()
+    assert not base.is_promoted
+    resp = client.post(reverse("pipeline:model_promote", args=[trained.pk]))
+    assert resp.status_code == 302
+    trained.refresh_from_db()
+    assert trained.is_promoted
+    assert "promoted" in client.get(reverse("pipeline:model_detail", args=[trained.pk])).content.decode()
+
+
+def test_verifier_cannot_promote(client_for, verifier) -> None:  # type: ignore[no-untyped-def]
+    v = version("x")
+    assert client_for(verifier).post(reverse("pipeline:model_promote", args=[v.pk])).status_code == 403
+    v.refresh_from_db()
+    assert not v.is_promoted
+
+
+def test_start_forms_create_jobs(client_for, researcher, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    from pipeline.models import Job
+
+    corpus = build_corpus(n_articles=2)
+    client = client_for(researcher)
+    assert "Pre-populate" in client.get(reverse("pipeline:job_start")).content.decode()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        r1 = client.post(reverse("pipeline:job_start"), {"action": "align", "corpus": corpus.pk, "method": "tfidf",
+                                                         "chunk_size": 1})
+        r2 = client.post(reverse("pipeline:job_start"), {"action": "prepopulate", "corpus": corpus.pk,
+                                                         "similarity": "tfidf", "top_k": 3, "pair_ids": "art0_0_1"})
+        r3 = client.post(reverse("pipeline:job_start"), {"action": "retrain", "corpus": corpus.pk, "language": "en",
+                                                         "seed": 1, "ratios": "0.7,0.1,0.2", "encoder_steps": 0,
+                                                         "crf_epochs": 2})
+    assert [r.status_code for r in (r1, r2, r3)] == [302, 302, 302]
+    assert len(callbacks) == 3  # tasks go out only on commit (not run here)
+    kinds = dict(Job.objects.values_list("kind", "params"))
+    assert kinds["align_corpus"]["method"] == "tfidf" and kinds["align_corpus"]["pairs"] == 2
+    assert kinds["prepopulate"]["pair_ids"] == [corpus.pairs.get(pair_id="art0_0_1").pk]
+    assert kinds["retrain"]["config"] == {"crf_epochs": 2, "emission": "lexical"} and kinds["retrain"]["seed"] == 1
+    bad = client.post(reverse("pipeline:job_start"), {"action": "retrain", "language": "en", "seed": 0,
+                                                      "ratios": "1,2", "encoder_steps": 0, "crf_epochs": 1})
+    assert bad.status_code == 200 and "three" in bad.content.decode()

@@ -1,0 +1,106 @@
+"""Retraining on verified labels: deterministic article split, counts, metrics, determinism per seed."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation.models import CandidatePair, VerifiedLabel
+from curation.models import Corpus
+from pipeline.models import Job, ModelVersion
+from pipeline.services import labelled_data, retrain
+from pipeline.services.prepopulate import prepopulate
+from pipeline.tests.pipeline_corpus import build_corpus, expected_alignment
+
+TINY = {"emission": "lexical", "crf_epochs": 3}
+
+
+def labelled_corpus(n_articles: int = 8) -> Corpus:
+    corpus = build_corpus(n_articles=n_articles)
+    prepopulate(list(corpus.pairs.values_list("pk", flat=True)))
+    gold = expected_alignment(corpus)
+    VerifiedLabel.objects.bulk_create(
+        VerifiedLabel(candidate=c, label="aligned" if (c.simple_id, c.complex_id) in gold else "notAligned")
+        for c in CandidatePair.objects.filter(pair__corpus=corpus)
+    )
+    return corpus
+
+
+def test_split_is_deterministic_disjoint_and_complete() -> None:
+    keys = [f"a{i}" for i in range(50)]
+    a = labelled_data.split_articles(keys, (0.7, 0.1, 0.2), seed=3)
+    assert a == labelled_data.split_articles(list(reversed(keys)), (0.7, 0.1, 0.2), seed=3)
+    assert a != labelled_data.split_articles(keys, (0.7, 0.1, 0.2), seed=4)
+    counts = {s: sum(v == s for v in a.values()) for s in labelled_data.SPLITS}
+    assert counts == {"train": 35, "dev": 5, "test": 10} and set(a) == set(keys)
+    small = labelled_data.split_articles(["x", "y", "z"], seed=0)
+    assert sorted(small.values()) == ["dev", "test", "train"]
+    with pytest.raises(labelled_data.RetrainError):
+        labelled_data.split_articles(keys, (1, 2))
+
+
+@pytest.mark.django_db
+def test_collect_labels_by_article_group() -> None:
+    corpus = labelled_corpus()
+    data = labelled_data.collect_labelled_data([corpus.pk], seed=0)
+    counts = data.counts()
+    assert sum(c["labels"] for c in counts.values()) == VerifiedLabel.objects.count()
+    assert sum(c["aligned"] for c in counts.values()) == len(expected_alignment(corpus))
+    seen = [a for s in labelled_data.SPLITS for a in data.articles[s]]
+    assert len(seen) == len(set(seen)) == 8 and counts["dev"]["articles"] >= 1 and counts["test"]["articles"] >= 1
+    ids = {p.pair_id for s in labelled_data.SPLITS for p in data.pairs[s]}
+    assert all(a.simple_id.split("-")[0] in ids for s in labelled_data.SPLITS for a in data.gold[s])
+
+
+@pytest.mark.django_db
+@pytest.mark.slow
+def test_retrain_registers_version_and_is_deterministic(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    corpus = labelled_corpus()
+    v1 = retrain.retrain("en", corpus=corpus, seed=5, config=TINY, out_dir=tmp_path / "a", device="cpu")
+    v2 = retrain.retrain("en", corpus=corpus, seed=5, config=TINY, out_dir=tmp_path / "b", device="cpu")
+    assert v1.pk != v2.pk and v1.method == "crf" and (tmp_path / "a" / "model.json").is_file()
+    assert v1.metrics == v2.metrics
+    for split in ("dev", "test"):
+        for task in ("task1", "task2"):
+            assert 0.0 <= v1.metrics[split][task]["f1"] <= 1.0
+    assert v1.metrics["test"]["task1"]["f1"] > 0.5  # the synthetic corpus is easy
+    assert v1.data_counts["train"]["labels"] > 0 and v1.data_counts["train"]["aligned"] > 0
+    assert v1.config["splits"]["test"]
+
+
+@pytest.mark.django_db
+def test_retrain_without_labels_fails_the_job(capsys) -> None:  # type: ignore[no-untyped-def]
+    corpus = build_corpus(n_articles=2)
+    with pytest.raises(CommandError, match="failed: RetrainError: no aligned labels"):
+        call_command("retrain", "--corpus", corpus.name, "--sync")
+    job = Job.objects.get(kind=Job.Kind.RETRAIN)
+    assert job.status == Job.Status.FAILED and "no aligned labels" in job.error and "Traceback" in job.error
+    assert job.message.startswith("RetrainError: no aligned labels")
+    assert not ModelVersion.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.slow
+def test_retrain_command_sync_with_baseline(capsys, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    settings.MODELS_DIR = tmp_path
+    corpus = labelled_corpus()
+    call_command("retrain", "--corpus", corpus.name, "--config", '{"emission": "lexical", "crf_epochs": 2}',
+                 "--baselines", "jaccard", "--device", "cpu", "--sync")
+    assert "succeeded" in capsys.readouterr().out
+    job = Job.objects.get(kind=Job.Kind.RETRAIN)
+    assert job.progress_done == job.progress_total == retrain.PROGRESS_TOTAL
+    trained = ModelVersion.objects.get(pk=job.result["model_version"])
+    baseline = ModelVersion.objects.get(pk=job.result["baselines"][0])
+    assert trained.path.startswith(str(tmp_path)) and trained.job == job
+    assert baseline.method == "jaccard" and baseline.path == ""
+    assert baseline.data_counts["test"] == trained.data_counts["test"]  # same split
+    assert "task1" in baseline.metrics["test"]
+
+
+def test_training_log_becomes_job_progress() -> None:
+    assert retrain.progress_units("encoder step 150/300 loss 0.2") == 27
+    assert retrain.progress_units("crf epoch 40/40 loss 1.0") == 85
+    assert retrain.progress_units("crf epoch 1/40 loss 3.0") == 50
+    assert retrain.progress_units("tuning on dev") == 88
+    assert retrain.progress_units("features and encoder scores of train") is None

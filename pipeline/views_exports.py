@@ -1,0 +1,87 @@
+"""Export pages (admin): create an export, follow its job, read its card, download its files.
+Corpus statistics (researchers): a Table-1-like page per corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from accounts.permissions import admin_required, role_required
+from accounts.roles import Role
+from curation.models import Corpus
+from pipeline.exports.run import ExportError, create_export
+from pipeline.forms import ExportForm
+from pipeline.models import AlignmentRun, ExportedDataset
+from pipeline.services.corpus_stats import corpus_table
+from pipeline.tasks import enqueue_export
+
+
+@admin_required
+def export_list(request: HttpRequest) -> HttpResponse:
+    initial = {}
+    if request.GET.get("corpus", "").isdigit():
+        initial["corpus"] = int(request.GET["corpus"])
+        run = AlignmentRun.objects.filter(corpus_id=initial["corpus"]).order_by("-pk").first()
+        if run is not None:
+            initial["run"] = run.pk
+    form = ExportForm(request.POST or None, request.FILES or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            dataset = create_export(data["corpus"].pk, data["kind"], form.export_params(),
+                                    run_id=data["run"].pk if data.get("run") else None, user=request.user)
+        except (ExportError, ValueError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            enqueue_export(dataset.pk)
+            messages.success(request, f"Export {dataset.pk} queued.")
+            return redirect("pipeline:export_detail", dataset.pk)
+    exports = ExportedDataset.objects.select_related("corpus", "job", "run").order_by("-pk")[:100]
+    return render(request, "pipeline/exports.html", {"form": form, "exports": exports})
+
+
+@admin_required
+def export_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    dataset = get_object_or_404(ExportedDataset.objects.select_related("corpus", "job", "run"), pk=dataset_id)
+    context = {"dataset": dataset, "job": dataset.job, "card": dataset.card, "can_manage": True}
+    if request.htmx:  # type: ignore[attr-defined]
+        return render(request, "pipeline/export_status.html", context)
+    return render(request, "pipeline/export_detail.html", context)
+
+
+@admin_required
+def export_download(request: HttpRequest, dataset_id: int, name: str) -> HttpResponse:
+    dataset = get_object_or_404(ExportedDataset, pk=dataset_id)
+    if name not in {f["name"] for f in dataset.files} or not dataset.path:
+        raise Http404("no such file in this export")
+    root = Path(settings.EXPORTS_DIR).resolve()
+    path = (root / dataset.path / name).resolve()
+    if root not in path.parents or not path.is_file():
+        raise Http404("file missing")
+    filename = f"{dataset.corpus_id}-{dataset.kind}-{dataset.pk}-{name}"
+    return FileResponse(path.open("rb"), as_attachment=True, filename=filename)  # type: ignore[return-value]
+
+
+@role_required(Role.RESEARCHER)
+def corpus_stats(request: HttpRequest, corpus_id: int) -> HttpResponse:
+    corpus = get_object_or_404(Corpus, pk=corpus_id)
+    source = request.GET.get("source", "reference")
+    runs = AlignmentRun.objects.filter(corpus=corpus).order_by("-pk")[:20]
+    sources = [("reference", "imported reference labels"), ("verified", "verified labels")] + [
+        (f"run:{r.pk}", f"run #{r.pk} ({r.method})") for r in runs
+    ]
+    if source not in {s for s, _ in sources}:
+        messages.error(request, f"unknown label source {source!r}")
+        source = "reference"
+    table = corpus_table(corpus, source)
+    return render(request, "pipeline/stats_corpus.html", {"corpus": corpus, "table": table, "sources": sources, "source": source})
+
+
+@role_required(Role.RESEARCHER)
+def export_stats(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    dataset = get_object_or_404(ExportedDataset.objects.select_related("corpus"), pk=dataset_id)
+    return render(request, "pipeline/stats_export.html", {"dataset": dataset, "card": dataset.card})

@@ -1,0 +1,99 @@
+"""Pipeline job pages: the list with live progress bars (htmx polling), detail, cancel, start."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.permissions import role_required, staff_required
+from accounts.roles import Role, has_role
+from pipeline import jobs, tasks
+from pipeline.forms import AlignCorpusForm, PrepopulateForm, RetrainForm
+from pipeline.models import Job, RunChunk
+from pipeline.services import align_corpus, prepopulate, retrain
+
+researcher_required = role_required(Role.RESEARCHER)
+
+
+def _can_manage(request: HttpRequest) -> bool:
+    return has_role(request.user, Role.RESEARCHER)
+
+
+@staff_required
+def job_list(request: HttpRequest) -> HttpResponse:
+    qs = Job.objects.select_related("corpus", "created_by")
+    kind = request.GET.get("kind", "")
+    if kind in Job.Kind.values:
+        qs = qs.filter(kind=kind)
+    page = Paginator(qs, 25).get_page(request.GET.get("page"))
+    return render(request, "pipeline/jobs.html", {"page": page, "kind": kind, "kinds": Job.Kind.choices,
+                                                  "can_manage": _can_manage(request)})
+
+
+@staff_required
+def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job.objects.select_related("corpus", "created_by"), pk=job_id)
+    chunks = RunChunk.objects.filter(run__job=job).order_by("-run__created_at", "run", "index").values(
+        "index", "status", "attempts", "worker", "error"
+    )[:500]  # one query, limited in the database
+    return render(request, "pipeline/jobs_detail.html", {"job": job, "chunks": chunks,
+                                                         "can_manage": _can_manage(request)})
+
+
+@staff_required
+def job_progress(request: HttpRequest, job_id: int) -> HttpResponse:
+    """The progress partial; it keeps polling itself while the job is queued or running."""
+    job = get_object_or_404(Job, pk=job_id)
+    return render(request, "pipeline/_job_progress.html", {"job": job, "can_manage": _can_manage(request)})
+
+
+@require_POST
+@researcher_required
+def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    if jobs.request_cancel(job.pk):
+        messages.info(request, f"Asked {job} to stop; it stops between chunks.")
+    job.refresh_from_db()
+    if request.headers.get("HX-Request"):
+        return render(request, "pipeline/_job_progress.html", {"job": job, "can_manage": True})
+    return redirect("pipeline:job_list")
+
+
+@researcher_required
+def job_start(request: HttpRequest) -> HttpResponse:
+    """Forms to start pre-population, corpus alignment and retraining (one POST per form)."""
+    action = request.POST.get("action", "") if request.method == "POST" else ""
+    corpus_initial = {"corpus": request.GET.get("corpus")} if request.GET.get("corpus") else None
+    forms = {
+        "prepopulate": PrepopulateForm(request.POST if action == "prepopulate" else None, initial=corpus_initial),
+        "align": AlignCorpusForm(request.POST if action == "align" else None, initial=corpus_initial),
+        "retrain": RetrainForm(request.POST if action == "retrain" else None, initial=corpus_initial),
+    }
+    form = forms.get(action)
+    if form is not None and form.is_valid():
+        d = form.cleaned_data
+        job: Job | None
+        try:
+            if action == "prepopulate":
+                options = prepopulate.PrepopulateOptions(similarity=d["similarity"], strategy=d["strategy"] or None,
+                                                         top_k=d["top_k"])
+                job = prepopulate.create_job(d["corpus"], form.selected_pairs(), options, user=request.user)  # type: ignore[attr-defined]
+                tasks.enqueue_prepopulate(job)
+            elif action == "align":
+                mv = d.get("model_version")
+                choice = align_corpus.resolve_model(d["corpus"], d.get("method") or None, mv.pk if mv else None)
+                run = align_corpus.plan_run(d["corpus"], choice, d["chunk_size"], user=request.user)
+                tasks.enqueue_run(run)
+                job = run.job
+            else:
+                job = retrain.create_job(form.job_params(), corpus=d.get("corpus"), user=request.user)  # type: ignore[attr-defined]
+                tasks.enqueue_retrain(job)
+        except (align_corpus.AlignSetupError, retrain.RetrainError) as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Started {job}.")
+            return redirect("pipeline:job_list")
+    return render(request, "pipeline/jobs_start.html", {"forms": forms, "action": action})

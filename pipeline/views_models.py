@@ -1,0 +1,44 @@
+"""Model versions: the comparison table (Task 1 / Task 2 on dev and test) and promotion."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.permissions import role_required, staff_required
+from accounts.roles import Role, has_role
+from pipeline.models import ModelVersion
+from pipeline.services import registry
+
+
+@staff_required
+def model_list(request: HttpRequest) -> HttpResponse:
+    languages = sorted(set(ModelVersion.objects.values_list("language", flat=True)))
+    language = request.GET.get("language", "")
+    rows = registry.comparison(language or None)
+    return render(request, "pipeline/models.html", {
+        "rows": rows, "languages": languages, "language": language,
+        "splits": registry.SPLITS, "measures": registry.MEASURES,
+        "can_manage": has_role(request.user, Role.RESEARCHER),
+    })
+
+
+@staff_required
+def model_detail(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_object_or_404(ModelVersion, pk=version_id)
+    return render(request, "pipeline/models_detail.html", {"version": version,
+                                                           "can_manage": has_role(request.user, Role.RESEARCHER)})
+
+
+@require_POST
+@role_required(Role.RESEARCHER)
+def model_promote(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_object_or_404(ModelVersion, pk=version_id)
+    if not version.path:
+        messages.error(request, "A baseline has no model directory; promote a trained version.")
+    else:
+        registry.promote(version)
+        messages.success(request, f"{version.name} is now the {version.language} model used by default.")
+    return redirect("pipeline:model_list")
