@@ -3,6 +3,9 @@ lands in the same split, so no article is in two splits (as Newsela-Manual / Wik
 
 Deterministic: article keys are sorted, shuffled with ``random.Random(seed)`` and cut by the
 ratios (largest remainder rounding), so the same keys, ratios and seed give the same splits.
+When there are at least as many articles as splits with a positive ratio, each of those splits
+gets at least one article (taken from the largest split), so a small pool still has a dev and a
+test article. Exports and retraining both split with :func:`assign_splits`.
 """
 
 from __future__ import annotations
@@ -44,6 +47,13 @@ def allocate(n: int, ratios: Mapping[str, float]) -> dict[str, int]:
     order = sorted(ratios, key=lambda name: (-(exact[name] - counts[name]), list(ratios).index(name)))
     for name in order[:rest]:
         counts[name] += 1
+    wanted = [name for name, weight in ratios.items() if weight > 0]
+    if n >= len(wanted):
+        for name in wanted:
+            if counts[name] == 0:
+                largest = max(ratios, key=lambda other: (counts[other], -list(ratios).index(other)))
+                counts[largest] -= 1
+                counts[name] += 1
     return counts
 
 

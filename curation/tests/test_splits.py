@@ -30,3 +30,14 @@ def test_assign_splits_is_deterministic_and_partitions() -> None:
     assert set(a) == set(keys)  # each article exactly once (dict keys)
     counts = {s: sum(1 for v in a.values() if v == s) for s in ("train", "dev", "test")}
     assert counts == {"train": 70, "dev": 10, "test": 20}
+
+
+def test_small_pools_keep_one_article_per_split() -> None:
+    """4 and 5 articles (where retraining and exports used to split differently): every split
+    with a positive ratio gets an article, the largest split gives it up."""
+    assert allocate(4, {"train": 35, "dev": 5, "test": 10}) == {"train": 2, "dev": 1, "test": 1}
+    assert allocate(5, {"train": 0.7, "dev": 0.1, "test": 0.2}) == {"train": 3, "dev": 1, "test": 1}
+    assert allocate(3, {"train": 0.7, "dev": 0.1, "test": 0.2}) == {"train": 1, "dev": 1, "test": 1}
+    assert allocate(4, {"train": 1, "dev": 0, "test": 1}) == {"train": 2, "dev": 0, "test": 2}
+    split = assign_splits(["a", "b", "c", "d", "e"], {"train": 0.7, "dev": 0.1, "test": 0.2}, seed=0)
+    assert sorted(split.values()) == ["dev", "test", "train", "train", "train"]

@@ -6,7 +6,6 @@ on them. Retraining and the baseline registry read the same data, so their metri
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from typing import Any
 
 from alignment_engine.types import Alignment, DocPair
 from annotation.models import VerifiedLabel
+from curation.curate.splits import assign_splits
 from curation.models import Corpus, DocumentPair, ReferenceAlignment
 from curation.plain import PlainPair, load_plain_pairs
 
@@ -48,27 +48,11 @@ class LabelledData:
         return out
 
 
-def split_articles(keys: Sequence[str], ratios: Sequence[float] = DEFAULT_RATIOS, seed: int = 0) -> dict[str, str]:
-    """Article key -> split. Sorted, shuffled with ``seed``, cut by ``ratios`` (train, dev, test).
-
-    With at least three articles dev and test get one each, so a small pool still evaluates.
-    """
+def split_ratios(ratios: Sequence[float]) -> dict[str, float]:
+    """(train, dev, test) shares as the ``{split: weight}`` that :func:`assign_splits` takes."""
     if len(ratios) != 3 or any(r < 0 for r in ratios) or sum(ratios) <= 0:
         raise RetrainError("ratios must be three non-negative numbers (train, dev, test)")
-    ordered = sorted(set(keys))
-    random.Random(seed).shuffle(ordered)
-    n = len(ordered)
-    total = float(sum(ratios))
-    n_dev = round(n * ratios[1] / total)
-    n_test = round(n * ratios[2] / total)
-    if n >= 3:
-        n_dev = max(n_dev, 1 if ratios[1] > 0 else 0)
-        n_test = max(n_test, 1 if ratios[2] > 0 else 0)
-    n_train = max(n - n_dev - n_test, 0)
-    out: dict[str, str] = {}
-    for i, key in enumerate(ordered):
-        out[key] = "train" if i < n_train else ("dev" if i < n_train + n_dev else "test")
-    return out
+    return dict(zip(SPLITS, (float(r) for r in ratios), strict=True))
 
 
 def _label_rows(corpus_ids: Sequence[int], reference_roles: Sequence[str]) -> dict[tuple[int, int], tuple[int, str]]:
@@ -102,7 +86,7 @@ def collect_labelled_data(
             "pk", "article__corpus_id", "article__slug"
         )
     }
-    split_of = split_articles(list(article_key.values()), ratios, seed)
+    split_of = assign_splits(article_key.values(), split_ratios(ratios), seed)
     data = LabelledData()
     plains: list[PlainPair] = load_plain_pairs(sorted(by_pair, key=lambda pk: (article_key[pk], pk)))
     for plain in plains:

@@ -7,6 +7,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import CandidatePair, VerifiedLabel
+from curation.curate.splits import assign_splits
 from curation.models import Corpus
 from pipeline.models import Job, ModelVersion
 from pipeline.services import labelled_data, retrain
@@ -29,15 +30,16 @@ def labelled_corpus(n_articles: int = 8) -> Corpus:
 
 def test_split_is_deterministic_disjoint_and_complete() -> None:
     keys = [f"a{i}" for i in range(50)]
-    a = labelled_data.split_articles(keys, (0.7, 0.1, 0.2), seed=3)
-    assert a == labelled_data.split_articles(list(reversed(keys)), (0.7, 0.1, 0.2), seed=3)
-    assert a != labelled_data.split_articles(keys, (0.7, 0.1, 0.2), seed=4)
+    ratios = labelled_data.split_ratios((0.7, 0.1, 0.2))
+    a = assign_splits(keys, ratios, seed=3)
+    assert a == assign_splits(list(reversed(keys)), ratios, seed=3)
+    assert a != assign_splits(keys, ratios, seed=4)
     counts = {s: sum(v == s for v in a.values()) for s in labelled_data.SPLITS}
     assert counts == {"train": 35, "dev": 5, "test": 10} and set(a) == set(keys)
-    small = labelled_data.split_articles(["x", "y", "z"], seed=0)
+    small = assign_splits(["x", "y", "z"], labelled_data.split_ratios(labelled_data.DEFAULT_RATIOS), seed=0)
     assert sorted(small.values()) == ["dev", "test", "train"]
     with pytest.raises(labelled_data.RetrainError):
-        labelled_data.split_articles(keys, (1, 2))
+        labelled_data.split_ratios((1, 2))
 
 
 @pytest.mark.django_db
