@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from annotation.models import LabelingJob
+from annotation.services import job_setup
 from curation.models import Corpus
 
 GOLD_CHOICES = [
@@ -44,6 +45,12 @@ class JobForm(forms.Form):
         if data.get("gold_source") == "tsv" and not data.get("gold_file"):
             self.add_error("gold_file", "Choose a TSV file, or another source of test questions.")
         return data
+
+    def job_settings(self) -> job_setup.JobSettings:
+        """The job's settings from the cleaned form."""
+        names = ("judgments_per_pair", "test_question_every", "min_seconds", "accuracy_threshold",
+                 "min_test_questions", "reservation_minutes", "top_k", "instructions")
+        return job_setup.JobSettings(**{name: self.cleaned_data[name] for name in names})
 
     def pair_id_list(self) -> list[str]:
         raw = self.cleaned_data.get("pair_ids") or ""

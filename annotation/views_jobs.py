@@ -13,7 +13,7 @@ from accounts.permissions import role_required
 from accounts.roles import Role, has_role
 from annotation.forms_jobs import JobForm
 from annotation.models import LabelingJob, Membership
-from annotation.services import jobs, presenting
+from annotation.services import job_setup, presenting
 from annotation.views_label import LABELERS, user_of
 
 
@@ -35,16 +35,6 @@ def job_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         corpus = data["corpus"]
-        settings = jobs.JobSettings(
-            judgments_per_pair=data["judgments_per_pair"],
-            test_question_every=data["test_question_every"],
-            min_seconds=data["min_seconds"],
-            accuracy_threshold=data["accuracy_threshold"],
-            min_test_questions=data["min_test_questions"],
-            reservation_minutes=data["reservation_minutes"],
-            top_k=data["top_k"],
-            instructions=data["instructions"],
-        )
         try:
             pairs = corpus.pairs.all()
             pair_ids = form.pair_id_list()
@@ -54,18 +44,18 @@ def job_new(request: HttpRequest) -> HttpResponse:
             source = data["gold_source"]
             if source == "tsv":
                 text = data["gold_file"].read().decode("utf-8-sig", errors="replace")
-                gold = jobs.gold_from_rows(corpus, jobs.parse_gold_tsv(text, data["gold_file"].name))
+                gold = job_setup.gold_from_rows(corpus, job_setup.parse_gold_tsv(text, data["gold_file"].name))
             elif source == "reference":
-                gold = jobs.gold_from_reference(corpus, pairs)
+                gold = job_setup.gold_from_reference(corpus, pairs)
             elif source == "verified":
-                gold = jobs.gold_from_verified(pairs)
+                gold = job_setup.gold_from_verified(pairs)
             if source != "none" and not gold:
-                raise jobs.JobError("the chosen source has no gold pairs for these document pairs")
-            job = jobs.create_job(
+                raise job_setup.JobError("the chosen source has no gold pairs for these document pairs")
+            job = job_setup.create_job(
                 name=data["name"], corpus=corpus, created_by=user_of(request), strategy=data["strategy"],
-                pair_ids=pair_ids, settings=settings, gold=gold, max_tests=data["max_tests"] if source != "none" else 0,
+                pair_ids=pair_ids, settings=form.job_settings(), gold=gold, max_tests=data["max_tests"] if source != "none" else 0,
             )
-        except jobs.JobError as exc:
+        except job_setup.JobError as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"Job “{job.name}” created with {job.items.count()} pairs and {job.test_questions.count()} test questions.")

@@ -19,7 +19,7 @@ from accounts.roles import Role, has_role
 from annotation import charts
 from annotation.agreement import DEFAULT_MIN_SHARED, LABELS
 from annotation.models import AggregatedLabel, JobItem, Judgment, LabelingJob
-from annotation.services import quality_stats
+from annotation.services import job_agreement
 
 readers_required = role_required(Role.RESEARCHER, Role.VERIFIER)
 writers_required = role_required(Role.RESEARCHER)
@@ -56,7 +56,7 @@ def _min_shared_param(request: HttpRequest) -> int:
 def job_stats(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(LabelingJob.objects.select_related("corpus"), pk=job_id)
     min_shared = _min_shared_param(request)
-    stats = quality_stats.cached_job_statistics(job, method=_method_param(request), min_shared=min_shared)
+    stats = job_agreement.cached_job_statistics(job, method=_method_param(request), min_shared=min_shared)
     labels = list(LABELS)
     shown = stats.annotators[:MAX_BARS]
     annotator_chart = charts.bars_svg(
@@ -111,7 +111,7 @@ def job_stats(request: HttpRequest, job_id: int) -> HttpResponse:
         "min_shared": min_shared,
         "methods": AggregatedLabel.Method.choices,
         "can_aggregate": has_role(request.user, Role.RESEARCHER),
-        "low_confidence": quality_stats.LOW_CONFIDENCE,
+        "low_confidence": job_agreement.LOW_CONFIDENCE,
     }
     return render(request, "annotation/stats_job.html", context)
 
@@ -124,7 +124,7 @@ def job_aggregate(request: HttpRequest, job_id: int) -> HttpResponse:
     if method not in AggregatedLabel.Method.values:
         messages.error(request, f"Unknown aggregation method {method!r}.")
         return redirect("annotation:job_stats", job_id=job.pk)
-    result = quality_stats.write_aggregated_labels(job, method)
+    result = job_agreement.write_aggregated_labels(job, method)
     counts = ", ".join(f"{label} {n}" for label, n in result.label_counts.items())
     messages.success(request, f"Stored {result.written} aggregated labels by {AggregatedLabel.Method(method).label} ({counts}).")
     return redirect(reverse("annotation:job_stats", kwargs={"job_id": job.pk}))

@@ -5,6 +5,7 @@ from typing import Any
 from django import forms
 
 from curation.importers.run import FORMATS
+from curation.importers.types import ImportOptions
 from curation.models import Corpus
 
 
@@ -35,3 +36,8 @@ class ImportForm(forms.Form):
     all_levels = forms.BooleanField(required=False, help_text="pair every two levels, not only adjacent ones")
     replace = forms.BooleanField(required=False, help_text="overwrite articles whose text changed")
     drop_short = forms.BooleanField(required=False, help_text="drop sentences under 4 tokens or ending in ':'")
+
+    def options(self) -> ImportOptions:
+        """The import's options from the cleaned form."""
+        names = ("corpus", "format", "language", "kind", "all_levels", "replace", "drop_short", "role")
+        return ImportOptions(**{name: self.cleaned_data[name] for name in names})

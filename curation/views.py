@@ -14,7 +14,7 @@ from django_htmx.middleware import HtmxDetails
 from accounts.permissions import admin_required, staff_required
 from curation.forms import ImportForm
 from curation.importers.run import run_import
-from curation.importers.types import ImportFailed, ImportOptions
+from curation.importers.types import ImportFailed
 from curation.models import Article, Corpus, DocumentPair, ImportRecord, ReferenceAlignment
 from curation.queries import articles_of, corpora_with_counts, document_paragraphs
 
@@ -75,18 +75,8 @@ def import_upload(request: HttpRequest) -> HttpResponse:
                     for chunk in uploaded.chunks():
                         out.write(chunk)
             target = root / Path(files[0].name or "upload").name if len(files) == 1 and data["format"] in ("jsonl", "tsv") else root
-            options = ImportOptions(
-                corpus=data["corpus"],
-                format=data["format"],
-                language=data["language"],
-                kind=data["kind"],
-                all_levels=data["all_levels"],
-                replace=data["replace"],
-                drop_short=data["drop_short"],
-                role=data["role"],
-            )
             try:
-                summary = run_import(target, options, user=request.user)
+                summary = run_import(target, form.options(), user=request.user)
             except ImportFailed as exc:
                 form.add_error(None, f"Import failed, nothing was written. {str(exc).replace(str(root) + '/', '')}")
             else:

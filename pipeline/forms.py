@@ -15,6 +15,8 @@ from curation.curate.filters import DEFAULTS
 from curation.curate.splits import parse_ratios
 from curation.models import Corpus
 from pipeline.models import AlignmentRun, ExportedDataset, ModelVersion
+from pipeline.services.align_corpus import ModelChoice, resolve_model
+from pipeline.services.prepopulate import PrepopulateOptions
 
 
 def _method_choices() -> list[tuple[str, str]]:
@@ -33,6 +35,10 @@ class PrepopulateForm(forms.Form):
         required=False,
     )
     top_k = forms.IntegerField(min_value=1, max_value=20, initial=3)
+
+    def options(self) -> PrepopulateOptions:
+        d = self.cleaned_data
+        return PrepopulateOptions(similarity=d["similarity"], strategy=d["strategy"] or None, top_k=d["top_k"])
 
     def selected_pairs(self) -> list[int] | None:
         raw = [p.strip() for p in self.cleaned_data.get("pair_ids", "").split(",") if p.strip()]
@@ -61,6 +67,12 @@ class AlignCorpusForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         cast(forms.ChoiceField, self.fields["method"]).choices = [("", "promoted model / default"), *_method_choices()]
+
+    def model_choice(self) -> ModelChoice:
+        """The model or method that aligns the corpus (raises AlignSetupError)."""
+        d = self.cleaned_data
+        mv = d.get("model_version")
+        return resolve_model(d["corpus"], d.get("method") or None, mv.pk if mv else None)
 
 
 class RetrainForm(forms.Form):

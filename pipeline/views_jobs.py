@@ -78,14 +78,10 @@ def job_start(request: HttpRequest) -> HttpResponse:
         job: Job | None
         try:
             if action == "prepopulate":
-                options = prepopulate.PrepopulateOptions(similarity=d["similarity"], strategy=d["strategy"] or None,
-                                                         top_k=d["top_k"])
-                job = prepopulate.create_job(d["corpus"], form.selected_pairs(), options, user=request.user)  # type: ignore[attr-defined]
+                job = prepopulate.create_job(d["corpus"], form.selected_pairs(), form.options(), user=request.user)  # type: ignore[attr-defined]
                 tasks.enqueue_prepopulate(job)
             elif action == "align":
-                mv = d.get("model_version")
-                choice = align_corpus.resolve_model(d["corpus"], d.get("method") or None, mv.pk if mv else None)
-                run = align_corpus.plan_run(d["corpus"], choice, d["chunk_size"], user=request.user)
+                run = align_corpus.plan_run(d["corpus"], form.model_choice(), d["chunk_size"], user=request.user)  # type: ignore[attr-defined]
                 tasks.enqueue_run(run)
                 job = run.job
             else:

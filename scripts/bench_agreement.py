@@ -6,7 +6,7 @@
 
 The numpy path measures each measure and both aggregations on arrays; the ORM path builds a
 simulated job in the database, then times loading the judgments with values_list, computing
-and writing AggregatedLabel rows in bulk (services.quality_stats).
+and writing AggregatedLabel rows in bulk (services.job_agreement).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from annotation import aggregation, agreement  # noqa: E402
-from annotation.simulation import simulate  # noqa: E402
+from annotation.crowd_model import simulate  # noqa: E402
 
 
 def timed(name: str, fn: Callable[[], Any], results: dict[str, float]) -> Any:
@@ -66,7 +66,7 @@ def bench_orm(n_items: int, job_id: int | None = None) -> None:
 
     call_command("migrate", verbosity=0)
     from annotation.models import LabelingJob
-    from annotation.services import quality_stats
+    from annotation.services import job_agreement
     from annotation.services.simulated_job import create_simulated_job
 
     if job_id:
@@ -78,12 +78,12 @@ def bench_orm(n_items: int, job_id: int | None = None) -> None:
         job = create_simulated_job(name=f"bench {n_items} {time.time():.0f}", n_items=n_items, seed=3)
         print(f"  build (not counted) {time.perf_counter() - start:7.3f} s; job {job.pk}")
     results: dict[str, float] = {}
-    loaded = timed("load judgments (values_list)", lambda: quality_stats.load_judgments(job), results)
+    loaded = timed("load judgments (values_list)", lambda: job_agreement.load_judgments(job), results)
     timed("agreement report", lambda: agreement.job_agreement(loaded.judgments), results)
     timed("majority vote", lambda: aggregation.majority_vote(loaded.judgments), results)
     timed("Dawid-Skene", lambda: aggregation.dawid_skene(loaded.judgments), results)
-    timed("compute + write AggregatedLabels", lambda: quality_stats.write_aggregated_labels(job, "majority"), results)
-    timed("job_statistics (page figures)", lambda: quality_stats.job_statistics(job), results)
+    timed("compute + write AggregatedLabels", lambda: job_agreement.write_aggregated_labels(job, "majority"), results)
+    timed("job_statistics (page figures)", lambda: job_agreement.job_statistics(job), results)
     print(f"  {'TOTAL':<34} {sum(results.values()):7.3f} s")
 
 

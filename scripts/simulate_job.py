@@ -5,7 +5,7 @@ labels with what the simulation implies analytically.
     .venv/bin/python scripts/simulate_job.py --items 20000 --accuracies 0.9,0.9,0.9,0.9,0.9
     .venv/bin/python scripts/simulate_job.py --write-job "demo job" --items 400   # also create it in the database
 
-Model (annotation/simulation.py): each item has a true label drawn from the priors (aligned,
+Model (annotation/crowd_model.py): each item has a true label drawn from the priors (aligned,
 partialAligned, notAligned); every item is judged by one annotator of each accuracy tier, who
 gives the true label with probability equal to their accuracy and otherwise one of the two
 other labels uniformly.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from annotation import aggregation, agreement, simulation  # noqa: E402
+from annotation import aggregation, agreement, crowd_model  # noqa: E402
 
 
 def _floats(text: str) -> tuple[float, ...]:
@@ -30,23 +30,23 @@ def _floats(text: str) -> tuple[float, ...]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=50_000)
-    parser.add_argument("--accuracies", type=_floats, default=simulation.DEFAULT_ACCURACIES)
-    parser.add_argument("--priors", type=_floats, default=simulation.DEFAULT_PRIORS, help="aligned,partialAligned,notAligned")
+    parser.add_argument("--accuracies", type=_floats, default=crowd_model.DEFAULT_ACCURACIES)
+    parser.add_argument("--priors", type=_floats, default=crowd_model.DEFAULT_PRIORS, help="aligned,partialAligned,notAligned")
     parser.add_argument("--per-tier", type=int, default=5, help="annotators per accuracy tier")
     parser.add_argument("--min-shared", type=int, default=agreement.DEFAULT_MIN_SHARED)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--write-job", metavar="NAME", help="also create the simulated job in the database")
     args = parser.parse_args()
 
-    sim = simulation.simulate(args.items, args.accuracies, args.priors, args.per_tier, args.seed)
+    sim = crowd_model.simulate(args.items, args.accuracies, args.priors, args.per_tier, args.seed)
     report = agreement.job_agreement(sim.judgments, min_shared=args.min_shared)
     mv = aggregation.majority_vote(sim.judgments, report.counts)
     ds = aggregation.dawid_skene(sim.judgments, counts=report.counts)
     mv_acc, ds_acc = float((mv.labels == sim.truth).mean()), float((ds.labels == sim.truth).mean())
-    exp_kappa = simulation.expected_mean_kappa(args.accuracies, args.priors)
-    exp_fleiss = simulation.expected_fleiss(args.accuracies, args.priors)
-    exp_mv = simulation.expected_majority_accuracy(args.accuracies, args.priors)
-    bayes = simulation.expected_bayes_accuracy(args.accuracies, args.priors)
+    exp_kappa = crowd_model.expected_mean_kappa(args.accuracies, args.priors)
+    exp_fleiss = crowd_model.expected_fleiss(args.accuracies, args.priors)
+    exp_mv = crowd_model.expected_majority_accuracy(args.accuracies, args.priors)
+    bayes = crowd_model.expected_bayes_accuracy(args.accuracies, args.priors)
 
     print(f"{sim.judgments.size:,} judgments: {args.items:,} items x {len(args.accuracies)} tiers "
           f"(accuracies {args.accuracies}, {args.per_tier} annotators each), priors {args.priors}, seed {args.seed}")

@@ -20,7 +20,7 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from annotation.models import Assignment, JobItem, LabelingJob, Membership, TestQuestion
-from annotation.services.quality import release_assignments
+from annotation.services.removal import release_assignments
 
 MAX_PENDING = 2  # the question on screen and the preloaded next one
 

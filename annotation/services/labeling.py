@@ -12,7 +12,7 @@ from django.db.models import F, Subquery
 from django.utils import timezone
 
 from annotation.models import Assignment, JobItem, Judgment, Membership, TestAnswer
-from annotation.services import quality
+from annotation.services import removal
 from curation.models import AlignmentLabel
 
 
@@ -144,6 +144,6 @@ def submit_answer(user: User, token: str, label: str, now: datetime | None = Non
         membership.questions_answered += 1
         membership.last_answer_at = now
         membership.save(update_fields=["questions_answered", "last_answer_at", "tests_answered", "tests_correct"])
-        if quality.below_threshold(job, membership):
-            quality.remove_annotator(job, membership, now)
+        if removal.below_threshold(job, membership):
+            removal.remove_annotator(job, membership, now)
         return _result(assignment, membership, duplicate=False)

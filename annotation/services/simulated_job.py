@@ -18,8 +18,8 @@ from django.db import transaction
 
 from accounts.roles import Role
 from annotation.agreement import LABELS
+from annotation.crowd_model import DEFAULT_ACCURACIES, DEFAULT_PRIORS, simulate
 from annotation.models import CandidatePair, JobItem, Judgment, LabelingJob, Membership
-from annotation.simulation import DEFAULT_ACCURACIES, DEFAULT_PRIORS, simulate
 from curation.models import Article, Corpus, Document, DocumentPair, Paragraph, Sentence
 
 BATCH = 5000

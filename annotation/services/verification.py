@@ -28,7 +28,7 @@ from annotation.models import AggregatedLabel, JobItem, Judgment, LabelingJob, M
 from curation.models import AlignmentLabel
 
 _A, _P, _N = LABELS
-# ``votes`` holds only labels that received votes (quality_stats writes it so): two keys = disagreement.
+# ``votes`` holds only labels that received votes (job_agreement writes it so): two keys = disagreement.
 DISAGREEMENT = (
     (Q(votes__has_key=_A) & Q(votes__has_key=_P)) | (Q(votes__has_key=_A) & Q(votes__has_key=_N)) | (Q(votes__has_key=_P) & Q(votes__has_key=_N))
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from annotation.models import LabelingJob
-from annotation.services import jobs
+from annotation.services import job_setup
 from curation.models import AlignmentLabel, Article, Corpus, Document, DocumentPair, Paragraph, Sentence
 
 COMPLEX = [
@@ -44,15 +44,15 @@ def make_corpus(name: str = "toy", n_articles: int = 2, kind: str = Corpus.Kind.
     return corpus
 
 
-def gold_rows(corpus: Corpus) -> list[jobs.GoldRow]:
+def gold_rows(corpus: Corpus) -> list[job_setup.GoldRow]:
     """Three gold rows per article pair: aligned, partialAligned, notAligned."""
     rows = []
     for pair in corpus.pairs.all():
         pid = pair.pair_id
         rows += [
-            jobs.GoldRow(f"{pid}-0-0-0", f"{pid}-1-0-0", AlignmentLabel.ALIGNED, "Same budget news."),
-            jobs.GoldRow(f"{pid}-0-1-1", f"{pid}-1-1-1", AlignmentLabel.PARTIAL, "Only the colour and size match."),
-            jobs.GoldRow(f"{pid}-0-3-0", f"{pid}-1-2-1", AlignmentLabel.NOT_ALIGNED, "Museum versus flood: different events."),
+            job_setup.GoldRow(f"{pid}-0-0-0", f"{pid}-1-0-0", AlignmentLabel.ALIGNED, "Same budget news."),
+            job_setup.GoldRow(f"{pid}-0-1-1", f"{pid}-1-1-1", AlignmentLabel.PARTIAL, "Only the colour and size match."),
+            job_setup.GoldRow(f"{pid}-0-3-0", f"{pid}-1-2-1", AlignmentLabel.NOT_ALIGNED, "Museum versus flood: different events."),
         ]
     return rows
 
@@ -69,9 +69,9 @@ def make_job(
     with_gold: bool = True,
 ) -> LabelingJob:
     corpus = corpus or make_corpus(n_articles=n_articles)
-    gold = jobs.gold_from_rows(corpus, gold_rows(corpus)) if with_gold else []
-    settings = jobs.JobSettings(
+    gold = job_setup.gold_from_rows(corpus, gold_rows(corpus)) if with_gold else []
+    settings = job_setup.JobSettings(
         judgments_per_pair=judgments_per_pair, test_question_every=every, min_seconds=min_seconds,
         accuracy_threshold=threshold, min_test_questions=min_tests,
     )
-    return jobs.create_job(name="toy job", corpus=corpus, created_by=None, settings=settings, gold=gold)
+    return job_setup.create_job(name="toy job", corpus=corpus, created_by=None, settings=settings, gold=gold)

@@ -7,7 +7,7 @@ import pytest
 
 from annotation import aggregation
 from annotation.agreement import LABEL_CODE, Judgments
-from annotation.simulation import simulate
+from annotation.crowd_model import simulate
 
 A, P, N = LABEL_CODE["aligned"], LABEL_CODE["partialAligned"], LABEL_CODE["notAligned"]
 

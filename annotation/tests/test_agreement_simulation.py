@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from annotation import aggregation, agreement, simulation
+from annotation import aggregation, agreement, crowd_model
 
 
 @pytest.fixture(scope="module")
-def sim() -> simulation.SimulatedJob:
-    return simulation.simulate(40_000, seed=7)
+def sim() -> crowd_model.SimulatedJob:
+    return crowd_model.simulate(40_000, seed=7)
 
 
-def test_kappa_fleiss_alpha_match_the_analytic_values(sim: simulation.SimulatedJob) -> None:
+def test_kappa_fleiss_alpha_match_the_analytic_values(sim: crowd_model.SimulatedJob) -> None:
     report = agreement.job_agreement(sim.judgments, min_shared=10)
-    expected_kappa = simulation.expected_mean_kappa()
-    expected_fleiss = simulation.expected_fleiss()
+    expected_kappa = crowd_model.expected_mean_kappa()
+    expected_fleiss = crowd_model.expected_fleiss()
     assert 0.3 < expected_kappa < 0.6  # the setting is far from trivial
     assert report.cohen_pairs == 250  # 10 tier pairs x 5 x 5 annotators
     assert report.cohen_mean == pytest.approx(expected_kappa, abs=0.01)
@@ -24,24 +24,24 @@ def test_kappa_fleiss_alpha_match_the_analytic_values(sim: simulation.SimulatedJ
 
 
 def test_pair_kappa_is_ordered_by_accuracy() -> None:
-    assert simulation.expected_pair_kappa(0.95, 0.9) > simulation.expected_pair_kappa(0.7, 0.6)
-    assert simulation.expected_pair_kappa(1.0, 1.0) == pytest.approx(1.0)
+    assert crowd_model.expected_pair_kappa(0.95, 0.9) > crowd_model.expected_pair_kappa(0.7, 0.6)
+    assert crowd_model.expected_pair_kappa(1.0, 1.0) == pytest.approx(1.0)
 
 
-def test_majority_and_dawid_skene_recover_labels_at_the_expected_rates(sim: simulation.SimulatedJob) -> None:
+def test_majority_and_dawid_skene_recover_labels_at_the_expected_rates(sim: crowd_model.SimulatedJob) -> None:
     mv = aggregation.majority_vote(sim.judgments)
     ds = aggregation.dawid_skene(sim.judgments)
     mv_acc = float((mv.labels == sim.truth).mean())
     ds_acc = float((ds.labels == sim.truth).mean())
-    expected_mv = simulation.expected_majority_accuracy()
-    bayes = simulation.expected_bayes_accuracy()
+    expected_mv = crowd_model.expected_majority_accuracy()
+    bayes = crowd_model.expected_bayes_accuracy()
     assert mv_acc == pytest.approx(expected_mv, abs=0.005)
     assert ds_acc == pytest.approx(bayes, abs=0.005)
     assert bayes > expected_mv + 0.01
     assert ds_acc > mv_acc
 
 
-def test_per_annotator_agreement_orders_annotators_by_accuracy(sim: simulation.SimulatedJob) -> None:
+def test_per_annotator_agreement_orders_annotators_by_accuracy(sim: crowd_model.SimulatedJob) -> None:
     report = agreement.job_agreement(sim.judgments)
     tiers = report.annotators.agreement.reshape(5, 5).mean(axis=1)
     assert list(tiers) == sorted(tiers, reverse=True)

@@ -21,7 +21,7 @@ from annotation.models import (
 from annotation.models import (
     TestAnswer as CheckAnswer,
 )
-from annotation.services import assignment, correction, jobs, labeling
+from annotation.services import assignment, correction, job_setup, labeling
 from annotation.tests.factories import make_corpus, make_job
 from curation.models import AlignmentLabel
 
@@ -100,17 +100,17 @@ def test_job_creation_excludes_test_pairs_and_balances_labels():
 
 def test_topk_strategy_gives_k_per_measure():
     corpus = make_corpus(n_articles=1)
-    settings = jobs.JobSettings(top_k=1)
-    job = jobs.create_job(name="wiki", corpus=corpus, created_by=None, strategy=LabelingJob.Strategy.TOPK, settings=settings)
+    settings = job_setup.JobSettings(top_k=1)
+    job = job_setup.create_job(name="wiki", corpus=corpus, created_by=None, strategy=LabelingJob.Strategy.TOPK, settings=settings)
     n_simple = sum(len(p) for p in correction.doc_pair(corpus.pairs.get()).simple)
     assert n_simple <= job.items.count() <= 3 * n_simple
 
 
 def test_parse_gold_tsv_errors_and_columns():
-    rows = jobs.parse_gold_tsv("label\tsimple\tcomplex\taligned\nnotAligned\ta-0-0-0\ta-1-0-0\tbecause\n")
-    assert rows == [jobs.GoldRow("a-0-0-0", "a-1-0-0", "notAligned", "because")]
-    with pytest.raises(jobs.JobError, match="gold.tsv:1: unknown label"):
-        jobs.parse_gold_tsv("maybe\ta\tb\n")
+    rows = job_setup.parse_gold_tsv("label\tsimple\tcomplex\taligned\nnotAligned\ta-0-0-0\ta-1-0-0\tbecause\n")
+    assert rows == [job_setup.GoldRow("a-0-0-0", "a-1-0-0", "notAligned", "because")]
+    with pytest.raises(job_setup.JobError, match="gold.tsv:1: unknown label"):
+        job_setup.parse_gold_tsv("maybe\ta\tb\n")
 
 
 def test_one_test_question_per_page_and_never_twice(annotator):
@@ -239,7 +239,7 @@ def test_gold_from_reference_adds_hard_not_aligned_and_verified_source(verifier)
     c = {(x.paragraph_position, x.position): x for x in pair.complex.sentences.all()}
     ReferenceAlignment.objects.create(pair=pair, simple=s[0, 0], complex=c[0, 0], label="aligned")
     ReferenceAlignment.objects.create(pair=pair, simple=s[1, 1], complex=c[1, 1], label="partialAligned")
-    rows = jobs.gold_from_reference(corpus, corpus.pairs.all())
+    rows = job_setup.gold_from_reference(corpus, corpus.pairs.all())
     labels = [label for _, label, _ in rows]
     assert labels[:2] == ["aligned", "partialAligned"] and "notAligned" in labels
     gold_pairs = {(s[0, 0].pk, c[0, 0].pk), (s[1, 1].pk, c[1, 1].pk)}
@@ -248,7 +248,7 @@ def test_gold_from_reference_adds_hard_not_aligned_and_verified_source(verifier)
         assert explanation and ((cand.simple_id, cand.complex_id) in gold_pairs) == (label != "notAligned")
     cand = CandidatePair.objects.get(pk=rows[0][0])
     VerifiedLabel.objects.create(candidate=cand, label="aligned", verifier=verifier)
-    assert [(pk, label) for pk, label, _ in jobs.gold_from_verified(corpus.pairs.all())] == [(cand.pk, "aligned")]
+    assert [(pk, label) for pk, label, _ in job_setup.gold_from_verified(corpus.pairs.all())] == [(cand.pk, "aligned")]
 
 
 def test_prealignment_comes_from_the_engine():

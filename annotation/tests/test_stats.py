@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.models import AggregatedLabel, Judgment, Membership, VerifiedLabel
-from annotation.services import quality_stats
+from annotation.services import job_agreement
 from annotation.services.simulated_job import create_simulated_job
 from annotation.tests.quality_factories import judge, make_job
 
@@ -37,17 +37,17 @@ def job_with_votes(crowd):  # type: ignore[no-untyped-def]
 
 def test_load_judgments_skips_invalid_and_removed(job_with_votes, crowd) -> None:  # type: ignore[no-untyped-def]
     job, _ = job_with_votes
-    loaded = quality_stats.load_judgments(job)
+    loaded = job_agreement.load_judgments(job)
     assert loaded.judgments.size == 14
     Membership.objects.filter(job=job, annotator=crowd[3]).update(removed=True)
-    loaded = quality_stats.load_judgments(job)
+    loaded = job_agreement.load_judgments(job)
     assert loaded.judgments.size == 12  # crowd3 judged items 0 and 1
     assert crowd[3].pk not in loaded.annotator_ids.tolist()
 
 
 def test_write_aggregated_labels_upserts_and_drops_stale(job_with_votes, crowd) -> None:  # type: ignore[no-untyped-def]
     job, items = job_with_votes
-    result = quality_stats.write_aggregated_labels(job, "majority")
+    result = job_agreement.write_aggregated_labels(job, "majority")
     assert result.written == 4
     rows = {a.item_id: a for a in AggregatedLabel.objects.filter(item__job=job)}
     assert rows[items[0].pk].label == "aligned" and rows[items[0].pk].confidence == pytest.approx(0.8)
@@ -58,12 +58,12 @@ def test_write_aggregated_labels_upserts_and_drops_stale(job_with_votes, crowd) 
     assert items[4].pk not in rows
     # removing annotator 1 leaves item 3 with one vote (aligned); re-aggregation updates in place
     Judgment.objects.filter(job=job, annotator__in=[crowd[0]]).update(is_valid=False)
-    quality_stats.write_aggregated_labels(job, "dawid_skene")
+    job_agreement.write_aggregated_labels(job, "dawid_skene")
     assert AggregatedLabel.objects.get(item=items[3]).label == "notAligned"
     assert AggregatedLabel.objects.get(item=items[3]).method == "dawid_skene"
     assert AggregatedLabel.objects.filter(item__job=job).count() == 4
     Judgment.objects.filter(item=items[2]).update(is_valid=False)
-    result = quality_stats.write_aggregated_labels(job)
+    result = job_agreement.write_aggregated_labels(job)
     assert result.deleted == 1
     assert not AggregatedLabel.objects.filter(item=items[2]).exists()
 
@@ -71,7 +71,7 @@ def test_write_aggregated_labels_upserts_and_drops_stale(job_with_votes, crowd) 
 def test_job_statistics_figures(job_with_votes, crowd) -> None:  # type: ignore[no-untyped-def]
     job, items = job_with_votes
     Membership.objects.filter(job=job, annotator=crowd[4]).update(tests_answered=10, tests_correct=6, removed=True)
-    stats = quality_stats.job_statistics(job, min_shared=1)
+    stats = job_agreement.job_statistics(job, min_shared=1)
     assert stats.counts["judgments"] == 13
     assert stats.counts["items"] == len(items) and stats.counts["complete_items"] == 1  # only item 0 has 5 valid
     assert stats.counts["invalid_judgments"] == 1
@@ -82,9 +82,9 @@ def test_job_statistics_figures(job_with_votes, crowd) -> None:  # type: ignore[
     assert stats.confusion_aggregated.sum() == 13
     assert stats.report.cohen_pairs > 0
     assert not stats.stored and stats.method == "majority"
-    quality_stats.write_aggregated_labels(job)
+    job_agreement.write_aggregated_labels(job)
     VerifiedLabel.objects.create(candidate=items[1].candidate, label="aligned", aggregated_label="partialAligned", job=job)
-    stats = quality_stats.job_statistics(job, min_shared=1)
+    stats = job_agreement.job_statistics(job, min_shared=1)
     assert stats.stored and stats.counts["verified"] == 1 and stats.counts["verified_changed"] == 1
     assert stats.confusion_verified is not None and stats.confusion_verified.sum() == 1
     data = json.loads(json.dumps(stats.as_dict()))
@@ -123,7 +123,7 @@ def test_job_agreement_command_prints_the_page_figures_and_writes(job_with_votes
     out = StringIO()
     call_command("job_agreement", str(job.pk), "--min-shared", "1", stdout=out)
     text = out.getvalue()
-    stats = quality_stats.job_statistics(job, min_shared=1)
+    stats = job_agreement.job_statistics(job, min_shared=1)
     assert f"Fleiss' kappa: {stats.report.fleiss:.3f}" in text
     assert f"Krippendorff's alpha (nominal): {stats.report.alpha:.3f}" in text
     assert "crowd0" in text and "partialAligned" in text
@@ -136,10 +136,10 @@ def test_job_agreement_command_prints_the_page_figures_and_writes(job_with_votes
 
 def test_simulated_job_in_the_database_matches_the_numpy_path() -> None:
     job = create_simulated_job("sim", n_items=300, seed=5)
-    stats = quality_stats.job_statistics(job, min_shared=5)
+    stats = job_agreement.job_statistics(job, min_shared=5)
     assert stats.counts["judgments"] == 1500 and stats.counts["annotators"] == 10
     from annotation import agreement
-    from annotation.simulation import simulate
+    from annotation.crowd_model import simulate
 
     direct = agreement.job_agreement(simulate(300, per_tier=2, seed=5).judgments, min_shared=5)
     assert stats.report.fleiss == pytest.approx(direct.fleiss)
@@ -148,22 +148,22 @@ def test_simulated_job_in_the_database_matches_the_numpy_path() -> None:
 
 def test_cached_statistics_follow_changes(job_with_votes, crowd, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     job, items = job_with_votes
-    first = quality_stats.cached_job_statistics(job, min_shared=1)
+    first = job_agreement.cached_job_statistics(job, min_shared=1)
     calls: list[int] = []
-    real = quality_stats.job_statistics
+    real = job_agreement.job_statistics
 
-    def counting_job_statistics(*a: Any, **k: Any) -> quality_stats.JobStatistics:
+    def counting_job_statistics(*a: Any, **k: Any) -> job_agreement.JobStatistics:
         calls.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(quality_stats, "job_statistics", counting_job_statistics)
-    again = quality_stats.cached_job_statistics(job, min_shared=1)
+    monkeypatch.setattr(job_agreement, "job_statistics", counting_job_statistics)
+    again = job_agreement.cached_job_statistics(job, min_shared=1)
     assert calls == [] and again.report.fleiss == pytest.approx(first.report.fleiss)
     Membership.objects.filter(job=job, annotator=crowd[4]).update(removed=True)
-    changed = quality_stats.cached_job_statistics(job, min_shared=1)
+    changed = job_agreement.cached_job_statistics(job, min_shared=1)
     assert calls == [1] and changed.counts["judgments"] == first.counts["judgments"] - 1
-    quality_stats.write_aggregated_labels(job)
-    assert quality_stats.cached_job_statistics(job, min_shared=1).stored
+    job_agreement.write_aggregated_labels(job)
+    assert job_agreement.cached_job_statistics(job, min_shared=1).stored
     VerifiedLabel.objects.create(candidate=items[0].candidate, label="aligned", job=job)
-    assert quality_stats.cached_job_statistics(job, min_shared=1).counts["verified"] == 1
+    assert job_agreement.cached_job_statistics(job, min_shared=1).counts["verified"] == 1
     assert len(calls) == 3

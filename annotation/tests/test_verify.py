@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import AggregatedLabel, Judgment, VerifiedLabel
-from annotation.services import quality_stats, verification
+from annotation.services import job_agreement, verification
 from annotation.tests.quality_factories import judge, make_job
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +21,7 @@ def aggregated_job(make_user):  # type: ignore[no-untyped-def]
     judge(job, items[2], [(u[0], "aligned"), (u[1], "partialAligned"), (u[2], "notAligned"), (u[3], "notAligned"), (u[4], "aligned")])  # A-N tie -> notAligned, 0.4
     judge(job, items[3], [(x, "notAligned") for x in u[:3]])  # unanimous, 1.0
     judge(job, items[4], [(u[0], "partialAligned"), (u[1], "partialAligned"), (u[2], "partialAligned"), (u[3], "notAligned")])  # 0.75
-    quality_stats.write_aggregated_labels(job)
+    job_agreement.write_aggregated_labels(job)
     # a unanimous item with a low (Dawid-Skene-like) confidence still comes after every disagreement
     AggregatedLabel.objects.filter(item=items[3]).update(confidence=0.55)
     return job, items
@@ -53,7 +53,7 @@ def test_verified_labels_are_stored_apart_from_raw_and_aggregated(aggregated_job
     assert VerifiedLabel.objects.filter(candidate=items[1].candidate).count() == 1
     assert VerifiedLabel.objects.get(candidate=items[1].candidate).label == "notAligned"
     # re-aggregation leaves verified labels alone, and verified items leave the queue
-    quality_stats.write_aggregated_labels(job, "dawid_skene")
+    job_agreement.write_aggregated_labels(job, "dawid_skene")
     assert VerifiedLabel.objects.get(candidate=items[1].candidate).label == "notAligned"
     assert items[1].pk not in [a.item_id for a in verification.queue(job)]
     with pytest.raises(ValueError, match="unknown label"):

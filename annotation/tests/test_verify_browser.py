@@ -9,7 +9,7 @@ import pytest
 
 from accounts.roles import Role, grant
 from annotation.models import AggregatedLabel, JobItem, Judgment, Membership, VerifiedLabel
-from annotation.services import quality_stats, verification
+from annotation.services import job_agreement, verification
 from annotation.services.simulated_job import create_simulated_job
 from annotation.tests.quality_factories import SENTENCES
 from tests.browser import screenshot
@@ -26,7 +26,7 @@ def test_stats_page_and_keyboard_verification(browser_page, live_server, make_us
     weakest = Membership.objects.filter(job=job).order_by("tests_correct", "id").first()
     Membership.objects.filter(pk=weakest.pk).update(removed=True)
     Judgment.objects.filter(job=job, annotator_id=weakest.annotator_id).update(is_valid=False)
-    quality_stats.write_aggregated_labels(job, "majority")
+    job_agreement.write_aggregated_labels(job, "majority")
     for agg in AggregatedLabel.objects.filter(item__job=job).order_by("-confidence")[:12]:
         verification.verify(agg.item, agg.label if agg.item_id % 4 else "partialAligned", lead)
 

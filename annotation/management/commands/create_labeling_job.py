@@ -12,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import LabelingJob
-from annotation.services import jobs
+from annotation.services import job_setup
 from curation.models import Corpus
 
 
@@ -47,20 +47,20 @@ class Command(BaseCommand):
             gold: list[tuple[int, str, str]] = []
             if opts["gold_tsv"]:
                 path: Path = opts["gold_tsv"]
-                gold = jobs.gold_from_rows(corpus, jobs.parse_gold_tsv(path.read_text(encoding="utf-8-sig"), str(path)))
+                gold = job_setup.gold_from_rows(corpus, job_setup.parse_gold_tsv(path.read_text(encoding="utf-8-sig"), str(path)))
             elif opts["gold_reference"]:
-                gold = jobs.gold_from_reference(corpus, pairs)
+                gold = job_setup.gold_from_reference(corpus, pairs)
             elif opts["gold_verified"]:
-                gold = jobs.gold_from_verified(pairs)
-            settings = jobs.JobSettings(
+                gold = job_setup.gold_from_verified(pairs)
+            settings = job_setup.JobSettings(
                 judgments_per_pair=opts["judgments"], test_question_every=opts["test_every"], min_seconds=opts["min_seconds"],
                 accuracy_threshold=opts["threshold"], min_test_questions=opts["min_tests"], top_k=opts["top_k"],
             )
-            job = jobs.create_job(
+            job = job_setup.create_job(
                 name=opts["name"], corpus=corpus, created_by=None, strategy=opts["strategy"], pair_ids=opts["pairs"],
                 settings=settings, gold=gold, max_tests=opts["max_tests"],
             )
-        except (jobs.JobError, OSError) as exc:
+        except (job_setup.JobError, OSError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(
             f"job {job.pk} “{job.name}”: {job.items.count()} pairs, {job.test_questions.count()} test questions"

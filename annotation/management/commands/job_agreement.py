@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.agreement import DEFAULT_MIN_SHARED
 from annotation.models import AggregatedLabel, LabelingJob
-from annotation.services import quality_stats
+from annotation.services import job_agreement
 
 
 def _f(value: float | None, digits: int = 3) -> str:
@@ -41,10 +41,10 @@ class Command(BaseCommand):
             raise CommandError("--min-shared must be >= 1")
         method = options["method"]
         if options["write"]:
-            result = quality_stats.write_aggregated_labels(job, method or AggregatedLabel.Method.MAJORITY)
+            result = job_agreement.write_aggregated_labels(job, method or AggregatedLabel.Method.MAJORITY)
             self.stdout.write(f"stored {result.written} aggregated labels ({result.method}); removed {result.deleted} stale")
             method = None  # show what is now stored
-        stats = quality_stats.job_statistics(job, method=method, min_shared=options["min_shared"])
+        stats = job_agreement.job_statistics(job, method=method, min_shared=options["min_shared"])
         r, c = stats.report, stats.counts
         out = self.stdout.write
         out(f"Job {job.pk}: {job.name}")
