@@ -13,7 +13,7 @@ from django.utils import timezone
 from accounts.permissions import role_required
 from accounts.roles import Role
 from annotation.models import ParagraphAlignmentRevision
-from annotation.services import correction
+from annotation.services import candidates, correction
 from annotation.views_label import user_of
 from curation.models import Corpus, DocumentPair
 from curation.queries import document_paragraphs
@@ -70,9 +70,9 @@ def correct_pair(request: HttpRequest, pair_id: int) -> HttpResponse:
             correction.release_lock(pair, user_of(request))
             return redirect(f"{_next_url(pair)}")
         return redirect("annotation:correct_pair", pair.pk)
-    correction.ensure_auto_alignment(pair)
+    candidates.ensure_auto_alignment(pair)
     lock = correction.acquire_lock(pair, user_of(request))
-    current = correction.current_links(pair)
+    current = candidates.current_links(pair)
     revisions = ParagraphAlignmentRevision.objects.filter(pair=pair).select_related("user")[:8]
     return render(
         request,

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import QuerySet
 
-from annotation.models import CandidatePair, JobItem, LabelingJob, ParagraphLink, TestQuestion, VerifiedLabel
-from annotation.services import correction, prealign
+from annotation.models import JobItem, LabelingJob, TestQuestion, VerifiedLabel
+from annotation.services import candidates
 from curation.models import AlignmentLabel, Corpus, DocumentPair, ReferenceAlignment, Sentence
 from curation.plain import load_plain_pairs
 
@@ -114,9 +114,7 @@ def gold_from_rows(corpus: Corpus, rows: Sequence[GoldRow]) -> list[tuple[int, s
     for r in rows:
         pair_pk, simple_pk = lookup[r.simple_id]
         _, complex_pk = lookup[r.complex_id]
-        cand, _ = CandidatePair.objects.get_or_create(
-            simple_id=simple_pk, complex_id=complex_pk, defaults={"pair_id": pair_pk, "source": CandidatePair.Source.MANUAL}
-        )
+        cand = candidates.manual_candidate(pair_pk, simple_pk, complex_pk)
         out.append((cand.pk, r.label, r.explanation or DEFAULT_EXPLANATIONS[r.label]))
     return out
 
@@ -128,9 +126,7 @@ def gold_from_reference(corpus: Corpus, pairs: QuerySet[DocumentPair], limit_not
     out = []
     gold_keys: set[tuple[int, int]] = set()
     for pair_pk, s, c, label in refs.values_list("pair_id", "simple_id", "complex_id", "label"):
-        cand, _ = CandidatePair.objects.get_or_create(
-            simple_id=s, complex_id=c, defaults={"pair_id": pair_pk, "source": CandidatePair.Source.MANUAL}
-        )
+        cand = candidates.manual_candidate(pair_pk, s, c)
         gold_keys.add((s, c))
         out.append((cand.pk, label, DEFAULT_EXPLANATIONS[label]))
     has_not_aligned = any(label == AlignmentLabel.NOT_ALIGNED for _, label, _ in out)
@@ -138,13 +134,11 @@ def gold_from_reference(corpus: Corpus, pairs: QuerySet[DocumentPair], limit_not
         added = 0
         pair_pks = DocumentPair.objects.filter(pk__in=refs.values("pair_id").distinct()).values_list("pk", flat=True)
         for plain in load_plain_pairs(pair_pks):
-            for sid, cid in prealign.top_k_candidates(plain.doc, k=1, measures=("jaccard",)):
+            for sid, cid in candidates.top_k_candidates(plain.doc, k=1, measures=("jaccard",)):
                 key = (plain.sentence_pk[sid], plain.sentence_pk[cid])
                 if key in gold_keys or added >= limit_not_aligned:
                     continue
-                cand, _ = CandidatePair.objects.get_or_create(
-                    simple_id=key[0], complex_id=key[1], defaults={"pair_id": plain.pk, "source": CandidatePair.Source.MANUAL}
-                )
+                cand = candidates.manual_candidate(plain.pk, key[0], key[1])
                 out.append((cand.pk, AlignmentLabel.NOT_ALIGNED.value, DEFAULT_EXPLANATIONS[AlignmentLabel.NOT_ALIGNED]))
                 added += 1
     return out
@@ -174,34 +168,6 @@ def balanced_sample(rows: Sequence[tuple[int, str, str]], limit: int, seed: int 
     return out
 
 
-def paragraph_candidates(pairs: QuerySet[DocumentPair]) -> QuerySet[CandidatePair]:
-    """Candidates inside the pairs' current paragraph links (auto-aligning pairs not yet opened)."""
-    for pair in pairs.select_related("corpus"):
-        correction.ensure_auto_alignment(pair)
-    inside = ParagraphLink.objects.filter(
-        pair=OuterRef("pair"),
-        complex_paragraph=OuterRef("complex__paragraph"),
-        simple_paragraph=OuterRef("simple__paragraph"),
-    )
-    return CandidatePair.objects.filter(pair__in=pairs).filter(Exists(inside))
-
-
-def topk_candidates(pairs: QuerySet[DocumentPair], k: int) -> list[int]:
-    pks: list[int] = []
-    for plain in load_plain_pairs(pairs.values_list("pk", flat=True)):
-        sentence_pk = plain.sentence_pk
-        keys = [(sentence_pk[s], sentence_pk[c]) for s, c in prealign.top_k_candidates(plain.doc, k=k)]
-        CandidatePair.objects.bulk_create(
-            [CandidatePair(pair_id=plain.pk, simple_id=s, complex_id=c, source=CandidatePair.Source.TOPK) for s, c in keys],
-            ignore_conflicts=True,
-        )
-        lookup = {
-            (s, c): pk for pk, s, c in CandidatePair.objects.filter(pair_id=plain.pk).values_list("pk", "simple_id", "complex_id")
-        }
-        pks.extend(lookup[key] for key in keys if key in lookup)
-    return pks
-
-
 def create_job(
     *,
     name: str,
@@ -225,9 +191,9 @@ def create_job(
         if unknown:
             raise JobError(f"unknown pair id(s) in {corpus.name}: {', '.join(unknown[:5])}")
     if strategy == LabelingJob.Strategy.TOPK:
-        candidate_pks = topk_candidates(pairs, settings.top_k)
+        candidate_pks = candidates.top_k(pairs, settings.top_k)
     else:
-        candidate_pks = list(paragraph_candidates(pairs).order_by("pair__pair_id", "simple_id", "complex_id").values_list("pk", flat=True))
+        candidate_pks = list(candidates.inside_links(pairs).order_by("pair__pair_id", "simple_id", "complex_id").values_list("pk", flat=True))
     tests = balanced_sample(gold, max_tests, seed)
     test_pks = {pk for pk, _, _ in tests}
     item_pks = list(dict.fromkeys(pk for pk in candidate_pks if pk not in test_pks))

@@ -21,9 +21,10 @@ from annotation.models import (
 from annotation.models import (
     TestAnswer as CheckAnswer,
 )
-from annotation.services import assignment, correction, job_setup, labeling
+from annotation.services import assignment, candidates, correction, job_setup, labeling
 from annotation.tests.factories import make_corpus, make_job
 from curation.models import AlignmentLabel
+from curation.plain import load_plain_pairs
 
 pytestmark = pytest.mark.django_db
 
@@ -47,18 +48,19 @@ def answer_all(job, user, label_for_test=None, label="aligned", limit=100):  # t
 def test_auto_alignment_then_correction_records_revision_and_candidates(verifier, make_user):
     corpus = make_corpus(n_articles=1)
     pair = corpus.pairs.get()
-    assert correction.ensure_auto_alignment(pair) is True
-    assert correction.ensure_auto_alignment(pair) is False
-    auto = {(cast(int, x["c"]), cast(int, x["s"])) for x in correction.current_links(pair)}
+    assert candidates.ensure_auto_alignment(pair) is True
+    assert candidates.ensure_auto_alignment(pair) is False
+    auto = {(cast(int, x["c"]), cast(int, x["s"])) for x in candidates.current_links(pair)}
     assert (0, 0) in auto and (1, 1) in auto  # lexically obvious paragraph matches
     # every sentence pair inside aligned paragraphs is a candidate
-    n_expected = sum(len(correction.doc_pair(pair).complex[c]) * len(correction.doc_pair(pair).simple[s]) for c, s in auto)
+    doc = load_plain_pairs([pair.pk])[0].doc
+    n_expected = sum(len(doc.complex[c]) * len(doc.simple[s]) for c, s in auto)
     assert CandidatePair.objects.filter(pair=pair).count() == n_expected
 
     result = correction.save_links(pair, verifier, [(0, 0), (1, 1), (2, 2), (3, 3), (2, 3)])
     assert result.revision.user == verifier
     assert [2, 3] in result.added
-    links = {(x["c"], x["s"]) for x in correction.current_links(pair)}
+    links = {(x["c"], x["s"]) for x in candidates.current_links(pair)}
     assert links == {(0, 0), (1, 1), (2, 2), (3, 3), (2, 3)}
     assert ParagraphLink.objects.get(pair=pair, complex_paragraph__position=2, simple_paragraph__position=3).origin == "manual"
     # complex ¶2 has 2 sentences x simple ¶3 has 1 sentence -> candidates exist for (2, 3)
@@ -102,7 +104,7 @@ def test_topk_strategy_gives_k_per_measure():
     corpus = make_corpus(n_articles=1)
     settings = job_setup.JobSettings(top_k=1)
     job = job_setup.create_job(name="wiki", corpus=corpus, created_by=None, strategy=LabelingJob.Strategy.TOPK, settings=settings)
-    n_simple = sum(len(p) for p in correction.doc_pair(corpus.pairs.get()).simple)
+    n_simple = sum(len(p) for p in load_plain_pairs([corpus.pairs.get().pk])[0].doc.simple)
     assert n_simple <= job.items.count() <= 3 * n_simple
 
 
@@ -253,16 +255,15 @@ def test_gold_from_reference_adds_hard_not_aligned_and_verified_source(verifier)
 
 def test_prealignment_comes_from_the_engine():
     from alignment_engine.types import DocPair
-    from annotation.services import prealign
     from annotation.tests.factories import COMPLEX, SIMPLE
 
     dp = DocPair("p", COMPLEX, SIMPLE)
-    sim = prealign.paragraph_similarity(dp)
+    sim = candidates.paragraph_similarity(dp)
     assert len(sim) == len(COMPLEX) and len(sim[0]) == len(SIMPLE)
     assert all(sim[i][i] == max(row) for i, row in enumerate(sim[: len(SIMPLE)]))
-    links = prealign.align_paragraphs(dp)
+    links = candidates.align_paragraphs(dp)
     assert {(c, s) for c, s, _ in links} >= {(0, 0), (1, 1), (2, 2), (3, 3)}
-    cands = prealign.candidate_pairs(dp, [(0, 0, 1.0)])
+    cands = candidates.candidate_pairs(dp, [(0, 0, 1.0)])
     assert cands == [("p-0-0-0", "p-1-0-0"), ("p-0-0-0", "p-1-0-1"), ("p-0-0-1", "p-1-0-0"), ("p-0-0-1", "p-1-0-1")]
-    top = prealign.top_k_candidates(dp, k=1)
+    top = candidates.top_k_candidates(dp, k=1)
     assert ("p-0-0-0", "p-1-0-0") in top and len({s for s, _ in top}) == sum(len(p) for p in SIMPLE)

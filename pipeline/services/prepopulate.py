@@ -22,9 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import models, transaction
+from django.db import transaction
 
-from annotation.models import CandidatePair, ParagraphAlignmentRevision, ParagraphLink
+from annotation.models import CandidatePair
+from annotation.services import candidates
 from curation.models import Corpus, DocumentPair
 from curation.plain import PlainPair, load_plain_pairs
 from pipeline import jobs
@@ -69,22 +70,6 @@ class PrepopulateStats:
         return dict(self.__dict__)
 
 
-def _protected_candidates() -> models.Q:
-    """Candidates that something refers to (job items, test questions, verified labels, ...)."""
-    q = models.Q()
-    for rel in CandidatePair._meta.related_objects:
-        q |= models.Q(pk__in=rel.related_model._default_manager.values(rel.field.attname))
-    return q
-
-
-def _links_for(plain: PlainPair, kind: str, options: PrepopulateOptions) -> list[tuple[int, int, float]]:
-    from alignment_engine import api
-
-    algorithm = options.algorithm or ALGORITHM_BY_KIND.get(kind, "news")  # type: ignore[call-overload]
-    return list(api.align_paragraphs(plain.doc, similarity=options.similarity, algorithm=algorithm,
-                                     thresholds=options.thresholds))
-
-
 def scorer_for(options: PrepopulateOptions, language: str) -> tuple[Any, str]:
     """The aligner whose predictions score the candidates, and its name; (None, "") for none."""
     from pipeline.services.align_corpus import get_aligner
@@ -100,95 +85,36 @@ def scorer_for(options: PrepopulateOptions, language: str) -> tuple[Any, str]:
     return get_aligner(options.score_with), options.score_with
 
 
-def _score_candidates(plain: PlainPair, scorer: Any) -> int:
-    """Candidate score = the scorer's score where it aligns the pair, else 0."""
-    predicted = {
-        (plain.sentence_pk[a.simple_id], plain.sentence_pk[a.complex_id]): (a.score if a.score is not None else 1.0)
-        for a in scorer.align([plain.doc])[0]
-        if a.label != "notAligned"
-    }
-    rows = list(CandidatePair.objects.filter(pair_id=plain.pk))
-    for row in rows:
-        row.score = float(predicted.get((row.simple_id, row.complex_id), 0.0))
-    CandidatePair.objects.bulk_update(rows, ["score"], batch_size=1000)
-    return len(rows)
-
-
 def prepopulate_pair(
     plain: PlainPair, corpus_kind: str, options: PrepopulateOptions, stats: PrepopulateStats, scorer: Any = None
 ) -> None:
-    from alignment_engine import api
-
-    pair_pk = plain.pk
-    corrected = ParagraphAlignmentRevision.objects.filter(pair_id=pair_pk, source="manual").exists()
-    current = list(
-        ParagraphLink.objects.filter(pair_id=pair_pk).values_list("complex_paragraph_id", "simple_paragraph_id", "origin")
-    )
-    corrected = corrected or any(origin == ParagraphLink.Origin.MANUAL for _, _, origin in current)
+    """Links, candidates and scores of one pair (the rows themselves are ``annotation.services.candidates``')."""
+    corrected = candidates.corrected_by_hand(plain.pk)
     strategy = options.strategy or STRATEGY_BY_KIND.get(corpus_kind, "paragraph")  # type: ignore[call-overload]
-    cpos = {pk: i for i, pk in enumerate(plain.complex_paragraph_pk)}
-    spos = {pk: i for i, pk in enumerate(plain.simple_paragraph_pk)}
-    new_links: list[tuple[int, int, float]] = []
     if corrected:  # a person corrected this pair: its links stand, candidates follow them
-        links = [(cpos[c], spos[s], 1.0) for c, s, _ in current if c in cpos and s in spos]
+        current = candidates.link_positions(plain)
+        links = [(c, s, 1.0) for c, s in current]
         stats.links_kept_manual += len(current)
     else:
-        new_links = _links_for(plain, corpus_kind, options)
-        links = new_links
+        algorithm = options.algorithm or ALGORITHM_BY_KIND.get(corpus_kind, "news")  # type: ignore[call-overload]
+        links = candidates.align_paragraphs(plain.doc, algorithm=algorithm, similarity=options.similarity,
+                                            thresholds=options.thresholds)
     if strategy == "topk":
-        pairs = api.top_k_candidates(plain.doc, k=options.top_k)
+        wanted = candidates.keys_of(plain, candidates.top_k_candidates(plain.doc, k=options.top_k))
         source = CandidatePair.Source.TOPK
     else:
-        pairs = api.candidate_pairs(plain.doc, links)
+        wanted = candidates.paragraph_keys(plain, links)
         source = CandidatePair.Source.PARAGRAPH
-    wanted = [(plain.sentence_pk[s], plain.sentence_pk[c]) for s, c in dict.fromkeys(pairs)]
-
     with transaction.atomic():
         if not corrected:
-            old = {(cpos.get(c), spos.get(s)) for c, s, _ in current}
-            ParagraphLink.objects.filter(pair_id=pair_pk, origin=ParagraphLink.Origin.AUTO).delete()
-            ParagraphLink.objects.bulk_create(
-                [
-                    ParagraphLink(
-                        pair_id=pair_pk, complex_paragraph_id=plain.complex_paragraph_pk[c],
-                        simple_paragraph_id=plain.simple_paragraph_pk[s], score=float(score),
-                        origin=ParagraphLink.Origin.AUTO,
-                    )
-                    for c, s, score in new_links
-                ],
-                ignore_conflicts=True,
-            )
-            stats.links_created += len(new_links)
-            fresh = {(c, s) for c, s, _ in new_links}
-            if fresh != old:
-                ParagraphAlignmentRevision.objects.create(
-                    pair_id=pair_pk, user=None, links=sorted([c, s] for c, s in fresh),
-                    added=sorted([c, s] for c, s in fresh - old), removed=sorted([c, s] for c, s in old - fresh if c is not None and s is not None),
-                    source="prepopulate",
-                )
-        existing = set(CandidatePair.objects.filter(pair_id=pair_pk).values_list("simple_id", "complex_id"))
-        missing = [sc for sc in wanted if sc not in existing]
-        CandidatePair.objects.bulk_create(
-            [CandidatePair(pair_id=pair_pk, simple_id=s, complex_id=c, source=source) for s, c in missing],
-            ignore_conflicts=True,
-        )
-        stats.candidates_created += len(missing)
-        keep = set(wanted)
-        stale = [
-            pk
-            for pk, s, c in CandidatePair.objects.filter(
-                pair_id=pair_pk, source__in=[CandidatePair.Source.PARAGRAPH, CandidatePair.Source.TOPK]
-            )
-            .exclude(_protected_candidates())
-            .values_list("pk", "simple_id", "complex_id")
-            if (s, c) not in keep
-        ]
-        if stale:
-            CandidatePair.objects.filter(pk__in=stale).delete()
-        stats.candidates_removed += len(stale)
+            candidates.replace_automatic_links(plain, links, source="prepopulate")
+            stats.links_created += len(links)
+        created, removed = candidates.sync_candidates(plain, wanted, source)
+        stats.candidates_created += created
+        stats.candidates_removed += removed
     stats.candidates_total += len(wanted)
     if scorer is not None:
-        stats.candidates_scored += _score_candidates(plain, scorer)
+        stats.candidates_scored += candidates.score_candidates(plain, scorer)
     stats.pairs += 1
 
 
