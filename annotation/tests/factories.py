@@ -1,10 +1,11 @@
-"""Small corpora and jobs for annotation tests (no shared data needed)."""
+"""Small corpora (through the one test-corpus builder) and jobs for annotation tests."""
 
 from __future__ import annotations
 
 from annotation.models import LabelingJob
 from annotation.services import job_setup
-from curation.models import AlignmentLabel, Article, Corpus, Document, DocumentPair, Paragraph, Sentence
+from curation.models import AlignmentLabel, Corpus
+from curation.tests.corpus_builder import build_corpus
 
 COMPLEX = [
     ["The city council approved a new budget on Tuesday after a long debate.", "It includes more money for schools."],
@@ -20,28 +21,9 @@ SIMPLE = [
 ]
 
 
-def make_document(article: Article, level: int, paragraphs: list[list[str]]) -> Document:
-    doc = Document.objects.create(article=article, level=level, level_label=str(level))
-    n = 0
-    for p, sentences in enumerate(paragraphs):
-        para = Paragraph.objects.create(document=doc, position=p)
-        for s, text in enumerate(sentences):
-            Sentence.objects.create(
-                document=doc, paragraph=para, paragraph_position=p, position=s, doc_position=n, text=text,
-                token_count=len(text.split()),
-            )
-            n += 1
-    return doc
-
-
 def make_corpus(name: str = "toy", n_articles: int = 2, kind: str = Corpus.Kind.NEWS) -> Corpus:
-    corpus = Corpus.objects.create(name=name, language="en", kind=kind)
-    for a in range(n_articles):
-        article = Article.objects.create(corpus=corpus, slug=f"art{a}", title=f"Article {a}", content_hash=str(a))
-        cx = make_document(article, 0, COMPLEX)
-        sx = make_document(article, 1, SIMPLE)
-        DocumentPair.objects.create(article=article, complex=cx, simple=sx, pair_id=f"art{a}.0-1", corpus=corpus)
-    return corpus
+    """Articles ``art0``, ``art1``, ... with the COMPLEX and SIMPLE documents (pair ``art<n>.0_1``)."""
+    return build_corpus(name, {f"art{a}": [COMPLEX, SIMPLE] for a in range(n_articles)}, kind=kind)
 
 
 def gold_rows(corpus: Corpus) -> list[job_setup.GoldRow]:

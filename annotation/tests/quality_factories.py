@@ -1,4 +1,5 @@
-"""Build labeling data through the ORM directly for the quality tests (no labeling services)."""
+"""Labeling data for the quality tests: a corpus through the one test-corpus builder, then jobs,
+items and judgments through the ORM directly (no labeling services)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotation.models import CandidatePair, JobItem, Judgment, LabelingJob, Membership
-from curation.models import Article, Corpus, Document, DocumentPair, Paragraph, Sentence
+from curation.models import Article, DocumentPair, Sentence
+from curation.tests.corpus_builder import build_corpus
 
 SENTENCES = [
     ("The committee, which had deliberated for several weeks, finally approved the controversial proposal on Tuesday.",
@@ -25,22 +27,10 @@ SENTENCES = [
 
 
 def make_job(texts: Sequence[tuple[str, str]] = SENTENCES, name: str = "Quality test job", **job_fields: Any) -> tuple[LabelingJob, list[JobItem]]:
-    corpus, _ = Corpus.objects.get_or_create(name="quality tests", defaults={"language": "en"})
     slug = f"q{LabelingJob.objects.count()}x{Article.objects.count()}"
-    article = Article.objects.create(corpus=corpus, slug=slug, title=name, content_hash=slug)
-    docs = [Document.objects.create(article=article, level=lv, level_label=lab) for lv, lab in ((0, "complex"), (1, "simple"))]
-    pair = DocumentPair.objects.create(article=article, complex=docs[0], simple=docs[1], pair_id=slug, corpus=corpus)
-    sentences: list[list[Sentence]] = []
-    for doc, side in zip(docs, (0, 1), strict=True):
-        para = Paragraph.objects.create(document=doc, position=0)
-        sentences.append(
-            [
-                Sentence.objects.create(
-                    document=doc, paragraph=para, paragraph_position=0, position=i, doc_position=i, text=t[side], token_count=len(t[side].split())
-                )
-                for i, t in enumerate(texts)
-            ]
-        )
+    corpus = build_corpus("quality tests", {slug: [[[c for c, _ in texts]], [[s for _, s in texts]]]})
+    pair = DocumentPair.objects.get(corpus=corpus, article__slug=slug)
+    sentences = [list(Sentence.objects.filter(document=doc).order_by("doc_position")) for doc in (pair.complex, pair.simple)]
     job = LabelingJob.objects.create(name=name, corpus=corpus, **job_fields)
     items = []
     for c, s in zip(sentences[0], sentences[1], strict=True):

@@ -1,11 +1,11 @@
-"""Builds small corpora, alignment runs and labels through the ORM for the export tests."""
+"""Small corpora (through the one test-corpus builder), alignment runs and labels for the export tests."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from alignment_engine.text import count_tokens
-from curation.models import Article, Corpus, Document, DocumentPair, Paragraph, Sentence
+from curation.models import Corpus, DocumentPair, Sentence
+from curation.tests.corpus_builder import build_corpus
 from pipeline.models import AlignmentRun, PredictedAlignment
 
 # level 0 (complex), 1, 2 of one article: sentence texts per paragraph
@@ -28,26 +28,11 @@ LEVELS: list[list[list[str]]] = [
 
 
 def make_corpus(name: str = "Demo", n_articles: int = 4, language: str = "en", all_levels: bool = False) -> Corpus:
-    corpus = Corpus.objects.create(name=name, language=language)
-    for a in range(n_articles):
-        article = Article.objects.create(corpus=corpus, slug=f"art{a:03d}", title=f"Article {a}", content_hash=str(a))
-        docs = []
-        for level, paragraphs in enumerate(LEVELS):
-            doc = Document.objects.create(article=article, level=level, level_label=str(level))
-            docs.append(doc)
-            k = 0
-            for p, sentences in enumerate(paragraphs):
-                para = Paragraph.objects.create(document=doc, position=p)
-                for s, text in enumerate(sentences):
-                    Sentence.objects.create(document=doc, paragraph=para, paragraph_position=p, position=s,
-                                            doc_position=k, text=text,
-                                            token_count=count_tokens(text))
-                    k += 1
-        combos = [(0, 1), (1, 2)] + ([(0, 2)] if all_levels else [])
-        for c, s in combos:
-            DocumentPair.objects.create(article=article, complex=docs[c], simple=docs[s], corpus=corpus,
-                                        pair_id=f"art{a:03d}.{c}_{s}")
-    return corpus
+    """Articles ``art000``, ... with the three levels of ``LEVELS``; pairs ``art000.0_1``, ``art000.1_2``
+    (and ``art000.0_2`` with ``all_levels``)."""
+    if not n_articles:
+        return Corpus.objects.create(name=name, language=language)
+    return build_corpus(name, {f"art{a:03d}": LEVELS for a in range(n_articles)}, language=language, all_levels=all_levels)
 
 
 def sentence(pair: DocumentPair, side: int, p: int, s: int) -> Sentence:
@@ -75,34 +60,25 @@ def make_run(corpus: Corpus, method: str = "test") -> AlignmentRun:
 
 def bulk_predictions(corpus: Corpus, n: int) -> AlignmentRun:
     """A run with ``n`` prediction rows over synthetic documents (for memory tests)."""
-    run = AlignmentRun.objects.create(corpus=corpus, method="bulk")
     per_pair = 100
     n_pairs = max(1, n // per_pair)
-    sentences: list[Sentence] = []
-    pairs: list[DocumentPair] = []
-    for i in range(n_pairs):
-        article = Article.objects.create(corpus=corpus, slug=f"bulk{i:06d}", content_hash="x")
-        c = Document.objects.create(article=article, level=0, level_label="0")
-        s = Document.objects.create(article=article, level=1, level_label="1")
-        pc = Paragraph.objects.create(document=c, position=0)
-        ps = Paragraph.objects.create(document=s, position=0)
-        for k in range(10):
-            sentences.append(Sentence(document=c, paragraph=pc, paragraph_position=0, position=k, doc_position=k,
-                                      text=f"Complex sentence number {k} of article {i} with some extra words in it.", token_count=14))
-            sentences.append(Sentence(document=s, paragraph=ps, paragraph_position=0, position=k, doc_position=k,
-                                      text=f"Simple sentence {k} of article {i}.", token_count=7))
-        pairs.append(DocumentPair(article=article, complex=c, simple=s, corpus=corpus, pair_id=f"bulk{i:06d}.0_1"))
-    Sentence.objects.bulk_create(sentences, batch_size=5000)
-    DocumentPair.objects.bulk_create(pairs, batch_size=5000)
-    rows: list[PredictedAlignment] = []
-    ids: dict[tuple[int, int], list[int]] = {}
+    articles = {
+        f"bulk{i:06d}": [
+            [[f"Complex sentence number {k} of article {i} with some extra words in it." for k in range(10)]],
+            [[f"Simple sentence {k} of article {i}." for k in range(10)]],
+        ]
+        for i in range(n_pairs)
+    }
+    build_corpus(corpus.name, articles, language=corpus.language)
+    run = AlignmentRun.objects.create(corpus=corpus, method="bulk")
+    ids: dict[tuple[int, int], int] = {}
     for pk, doc_id, pos in Sentence.objects.filter(document__article__corpus=corpus).values_list("pk", "document_id", "doc_position"):
-        ids.setdefault((doc_id, pos), []).append(pk)
-    for pair in DocumentPair.objects.filter(corpus=corpus).values_list("pk", "complex_id", "simple_id"):
-        pk, c_doc, s_doc = pair
+        ids[(doc_id, pos)] = pk
+    rows: list[PredictedAlignment] = []
+    for pk, c_doc, s_doc in DocumentPair.objects.filter(corpus=corpus).values_list("pk", "complex_id", "simple_id"):
         for k in range(per_pair):
-            rows.append(PredictedAlignment(run=run, pair_id=pk, simple_id=ids[(s_doc, k // 10)][0],
-                                           complex_id=ids[(c_doc, k % 10)][0], label="aligned", score=0.5))
+            rows.append(PredictedAlignment(run=run, pair_id=pk, simple_id=ids[(s_doc, k // 10)],
+                                           complex_id=ids[(c_doc, k % 10)], label="aligned", score=0.5))
         if len(rows) >= 20000:
             PredictedAlignment.objects.bulk_create(rows, batch_size=5000)
             rows = []

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import random
 
-from curation.models import Article, Corpus, Document, DocumentPair, Paragraph, Sentence
+from curation.models import Corpus
+from curation.tests.corpus_builder import build_corpus as build_test_corpus
 from pipeline.models import AlignmentRun
 
 WORDS = [
@@ -37,30 +38,21 @@ def build_corpus(
     kind: str = Corpus.Kind.NEWS,
     seed: int = 7,
 ) -> Corpus:
+    """Articles ``art0``, ``art1``, ... with a complex and a simple document (pair ``art<n>.0_1``)."""
     rng = random.Random(seed)
-    corpus = Corpus.objects.create(name=name, language=language, kind=kind)
+    articles: dict[str, list[list[list[str]]]] = {}
     for a in range(n_articles):
-        article = Article.objects.create(corpus=corpus, slug=f"art{a}", title=f"Article {a}", content_hash=str(a))
-        complex_doc = Document.objects.create(article=article, level=0, level_label="complex")
-        simple_doc = Document.objects.create(article=article, level=1, level_label="simple")
-        position = {complex_doc.pk: 0, simple_doc.pk: 0}
-        for p in range(paragraphs):
-            cpara = Paragraph.objects.create(document=complex_doc, position=p)
-            spara = Paragraph.objects.create(document=simple_doc, position=p)
-            for s in range(sentences):
+        complex_doc: list[list[str]] = []
+        simple_doc: list[list[str]] = []
+        for _ in range(paragraphs):
+            complex_doc.append([])
+            simple_doc.append([])
+            for _ in range(sentences):
                 words = _sentence_words(rng, 9)
-                complex_text = " ".join(words).capitalize() + " near the old town."
-                simple_text = " ".join(words[:6]).capitalize() + "."
-                for doc, para, text in ((complex_doc, cpara, complex_text), (simple_doc, spara, simple_text)):
-                    Sentence.objects.create(
-                        document=doc, paragraph=para, paragraph_position=p, position=s,
-                        doc_position=position[doc.pk], text=text, token_count=len(text.split()),
-                    )
-                    position[doc.pk] += 1
-        DocumentPair.objects.create(
-            article=article, complex=complex_doc, simple=simple_doc, pair_id=f"art{a}_0_1", corpus=corpus
-        )
-    return corpus
+                complex_doc[-1].append(" ".join(words).capitalize() + " near the old town.")
+                simple_doc[-1].append(" ".join(words[:6]).capitalize() + ".")
+        articles[f"art{a}"] = [complex_doc, simple_doc]
+    return build_test_corpus(name, articles, language=language, kind=kind)
 
 
 def expected_alignment(corpus: Corpus) -> set[tuple[int, int]]:

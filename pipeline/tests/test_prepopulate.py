@@ -74,9 +74,9 @@ def test_missing_pairs_are_skipped_and_stop_is_honoured() -> None:
 
 def test_command_sync(capsys) -> None:  # type: ignore[no-untyped-def]
     corpus = build_corpus(n_articles=2)
-    call_command("prepopulate", corpus.name, "--pairs", "art1_0_1", "--sync")
+    call_command("prepopulate", corpus.name, "--pairs", "art1.0_1", "--sync")
     assert "succeeded" in capsys.readouterr().out
-    assert set(ParagraphLink.objects.values_list("pair__pair_id", flat=True)) == {"art1_0_1"}
+    assert set(ParagraphLink.objects.values_list("pair__pair_id", flat=True)) == {"art1.0_1"}
 
 
 def test_candidates_are_scored_with_the_promoted_model_or_a_method() -> None:

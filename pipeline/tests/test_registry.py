@@ -93,7 +93,7 @@ def test_start_forms_create_jobs(client_for, researcher, django_capture_on_commi
         r1 = client.post(reverse("pipeline:job_start"), {"action": "align", "corpus": corpus.pk, "method": "tfidf",
                                                          "chunk_size": 1})
         r2 = client.post(reverse("pipeline:job_start"), {"action": "prepopulate", "corpus": corpus.pk,
-                                                         "similarity": "tfidf", "top_k": 3, "pair_ids": "art0_0_1"})
+                                                         "similarity": "tfidf", "top_k": 3, "pair_ids": "art0.0_1"})
         r3 = client.post(reverse("pipeline:job_start"), {"action": "retrain", "corpus": corpus.pk, "language": "en",
                                                          "seed": 1, "ratios": "0.7,0.1,0.2", "encoder_steps": 0,
                                                          "crf_epochs": 2})
@@ -101,7 +101,7 @@ def test_start_forms_create_jobs(client_for, researcher, django_capture_on_commi
     assert len(callbacks) == 3  # tasks go out only on commit (not run here)
     kinds = dict(Job.objects.values_list("kind", "params"))
     assert kinds["align_corpus"]["method"] == "tfidf" and kinds["align_corpus"]["pairs"] == 2
-    assert kinds["prepopulate"]["pair_ids"] == [corpus.pairs.get(pair_id="art0_0_1").pk]
+    assert kinds["prepopulate"]["pair_ids"] == [corpus.pairs.get(pair_id="art0.0_1").pk]
     assert kinds["retrain"]["config"] == {"crf_epochs": 2, "emission": "lexical"} and kinds["retrain"]["seed"] == 1
     bad = client.post(reverse("pipeline:job_start"), {"action": "retrain", "language": "en", "seed": 0,
                                                       "ratios": "1,2", "encoder_steps": 0, "crf_epochs": 1})
