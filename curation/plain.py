@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from alignment_engine.ids import COMPLEX, SIMPLE, sentence_id
 from alignment_engine.types import DocPair
 from curation.models import DocumentPair, Paragraph, Sentence
 
@@ -17,7 +18,7 @@ class PlainPair:
     pk: int
     doc: DocPair
     article_id: int
-    sentence_pk: dict[str, int] = field(default_factory=dict)  # "<pair>-<side>-<p>-<s>" -> Sentence pk
+    sentence_pk: dict[str, int] = field(default_factory=dict)  # sentence id (alignment_engine.ids) -> Sentence pk
     complex_paragraph_pk: list[int] = field(default_factory=list)  # paragraph position -> Paragraph pk
     simple_paragraph_pk: list[int] = field(default_factory=list)
 
@@ -58,15 +59,15 @@ def load_plain_pairs(pair_pks: Iterable[int]) -> list[PlainPair]:
             continue
         ids: dict[str, int] = {}
         sides: dict[int, list[list[str]]] = {}
-        for side, doc_id in ((1, pair.complex_id), (0, pair.simple_id)):
+        for side, doc_id in ((COMPLEX, pair.complex_id), (SIMPLE, pair.simple_id)):
             paras: list[list[str]] = [[] for _ in paragraphs.get(doc_id, [])]
             for s_pk, p, s, text in sentences.get(doc_id, []):
                 while len(paras) <= p:
                     paras.append([])
                 paras[p].append(text)
-                ids[f"{pair.pair_id}-{side}-{p}-{s}"] = s_pk
+                ids[sentence_id(pair.pair_id, side, p, s)] = s_pk
             sides[side] = paras
-        doc = DocPair(pair_id=pair.pair_id, complex=sides[1], simple=sides[0], language=pair.corpus.language)
+        doc = DocPair(pair_id=pair.pair_id, complex=sides[COMPLEX], simple=sides[SIMPLE], language=pair.corpus.language)
         out.append(
             PlainPair(
                 pk=pair.pk, doc=doc, article_id=pair.article_id, sentence_pk=ids,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
 
+from alignment_engine.ids import sentence_id
 from curation.models import Article, Corpus, Document, DocumentPair, Sentence
 
 
@@ -36,7 +37,7 @@ def document_paragraphs(document: Document, pair_id: str | None = None, side: in
     for pk, p, s, text in rows:
         while len(paragraphs) <= p:
             paragraphs.append([])
-        sid = f"{pair_id}-{side}-{p}-{s}" if pair_id is not None else f"{p}-{s}"
+        sid = sentence_id(pair_id, side, p, s) if pair_id is not None and side is not None else f"{p}-{s}"
         paragraphs[p].append(SentenceView(pk, sid, text))
     return paragraphs
 

@@ -155,7 +155,7 @@ for a in range({args.articles}):
             n += 3
             Sentence.objects.bulk_create(sents)
         docs.append(doc)
-    pair = DocumentPair.objects.create(article=art, complex=docs[0], simple=docs[1], pair_id=f"a{{a}}.0-1", corpus=corpus)
+    pair = DocumentPair.objects.create(article=art, complex=docs[0], simple=docs[1], pair_id=f"a{{a}}.0_1", corpus=corpus)
     cx = list(Sentence.objects.filter(document=docs[0]).order_by("doc_position"))
     sx = list(Sentence.objects.filter(document=docs[1]).order_by("doc_position"))
     cands += [CandidatePair(pair=pair, simple=s, complex=c) for s in sx for c in cx if s.paragraph_position == c.paragraph_position]

@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet
 
+from alignment_engine.ids import COMPLEX, SentenceId
 from annotation.models import JobItem, LabelingJob, TestQuestion, VerifiedLabel
 from annotation.services import candidates
 from curation.models import AlignmentLabel, Corpus, DocumentPair, ReferenceAlignment, Sentence
@@ -78,21 +79,23 @@ def parse_gold_tsv(text: str, where: str = "gold.tsv") -> list[GoldRow]:
 
 def _sentence_lookup(corpus: Corpus, ids: Iterable[str]) -> dict[str, tuple[int, int]]:
     """sentence id -> (document pair pk, sentence pk) for the ids that exist in the corpus."""
-    wanted: dict[str, tuple[str, int, int, int]] = {}
+    wanted: dict[str, SentenceId] = {}
     for sid in ids:
-        parts = sid.rsplit("-", 3)
-        if len(parts) == 4 and parts[1] in ("0", "1") and parts[2].isdigit() and parts[3].isdigit():
-            wanted[sid] = (parts[0], int(parts[1]), int(parts[2]), int(parts[3]))
+        try:
+            wanted[sid] = SentenceId.parse(sid)
+        except ValueError:
+            continue  # reported as not in the corpus
     pairs = {
-        p.pair_id: p for p in DocumentPair.objects.filter(corpus=corpus, pair_id__in={w[0] for w in wanted.values()})
+        p.pair_id: p for p in DocumentPair.objects.filter(corpus=corpus, pair_id__in={w.pair_id for w in wanted.values()})
     }
     out: dict[str, tuple[int, int]] = {}
     by_doc: dict[int, dict[tuple[int, int], int]] = {}
-    for sid, (pid, side, p, s) in wanted.items():
-        pair = pairs.get(pid)
+    for sid, parsed in wanted.items():
+        pair = pairs.get(parsed.pair_id)
         if pair is None:
             continue
-        doc_id = pair.complex_id if side == 1 else pair.simple_id
+        p, s = parsed.position
+        doc_id = pair.complex_id if parsed.side == COMPLEX else pair.simple_id
         if doc_id not in by_doc:
             by_doc[doc_id] = {
                 (pp, ss): pk

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from alignment_engine import ids
 from annotation.models import LabelingJob
 from annotation.services import job_setup
 from curation.models import AlignmentLabel, Corpus
@@ -32,9 +33,12 @@ def gold_rows(corpus: Corpus) -> list[job_setup.GoldRow]:
     for pair in corpus.pairs.all():
         pid = pair.pair_id
         rows += [
-            job_setup.GoldRow(f"{pid}-0-0-0", f"{pid}-1-0-0", AlignmentLabel.ALIGNED, "Same budget news."),
-            job_setup.GoldRow(f"{pid}-0-1-1", f"{pid}-1-1-1", AlignmentLabel.PARTIAL, "Only the colour and size match."),
-            job_setup.GoldRow(f"{pid}-0-3-0", f"{pid}-1-2-1", AlignmentLabel.NOT_ALIGNED, "Museum versus flood: different events."),
+            job_setup.GoldRow(ids.sentence_id(pid, ids.SIMPLE, 0, 0), ids.sentence_id(pid, ids.COMPLEX, 0, 0), AlignmentLabel.ALIGNED,
+                              "Same budget news."),
+            job_setup.GoldRow(ids.sentence_id(pid, ids.SIMPLE, 1, 1), ids.sentence_id(pid, ids.COMPLEX, 1, 1), AlignmentLabel.PARTIAL,
+                              "Only the colour and size match."),
+            job_setup.GoldRow(ids.sentence_id(pid, ids.SIMPLE, 3, 0), ids.sentence_id(pid, ids.COMPLEX, 2, 1), AlignmentLabel.NOT_ALIGNED,
+                              "Museum versus flood: different events."),
         ]
     return rows
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from alignment_engine.ids import SentenceId
 from alignment_engine.text import words
 from curation.curate.gleu import sentence_gleu
 from curation.curate.readability import flesch_gain
@@ -228,11 +229,10 @@ class BisectFilter(Filter):
         return data
 
 
-def _position(sentence_id: str) -> tuple[int, int]:
-    parts = sentence_id.rsplit("-", 2)
+def _position(sid: str) -> tuple[int, int]:
     try:
-        return int(parts[-2]), int(parts[-1])
-    except (ValueError, IndexError):
+        return SentenceId.parse(sid).position
+    except ValueError:
         return (0, 0)
 
 

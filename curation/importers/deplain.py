@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from alignment_engine.ids import pair_id_problem, sentence_id
 from alignment_engine.text import split_sentences
 from curation.importers.types import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle, ParsedDocument
 
@@ -151,8 +152,9 @@ def read_plan(path: Path) -> PlanFile:
             raise ImportFailed(path, line, f"expected {len(COLUMNS)} columns, got {len(cells)}")
         record = dict(zip(COLUMNS, cells, strict=True))
         pair_id = record["pair_id"].strip()
-        if not pair_id or "-" in pair_id or any(c.isspace() for c in pair_id):
-            raise ImportFailed(path, line, f"bad pair_id {pair_id!r} (a non-empty string without '-' or spaces)")
+        problem = pair_id_problem(pair_id)
+        if problem:
+            raise ImportFailed(path, line, f"bad pair_id {pair_id!r} ({problem})")
         if plan is None:
             plan = PlanFile(
                 path=path,
@@ -357,7 +359,7 @@ def rebuild(plan: PlanFile, level: int, texts: dict[str, str]) -> tuple[list[lis
             paragraphs.append([])
             source_ids.append([])
             last_para = para
-        renumbered[sid] = f"{prefix}{len(paragraphs) - 1}-{len(paragraphs[-1])}"
+        renumbered[sid] = sentence_id(plan.pair_id, level, len(paragraphs) - 1, len(paragraphs[-1]))
         paragraphs[-1].append(texts[sid])
         source_ids[-1].append(sid)
     return paragraphs, source_ids, renumbered

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from alignment_engine.ids import pair_id_problem
 from curation.importers.reading import read_utf8_lines
 from curation.importers.types import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle, ParsedDocument
 
@@ -42,8 +43,9 @@ def parse(path: Path, options: ImportOptions) -> tuple[list[ParsedArticle], list
         if missing:
             raise ImportFailed(path, number, f"missing field(s): {', '.join(missing)}")
         pair_id = obj["pair_id"]
-        if not isinstance(pair_id, str | int) or not str(pair_id).strip() or "-" in str(pair_id) or any(c.isspace() for c in str(pair_id)):
-            raise ImportFailed(path, number, f"bad pair_id {pair_id!r} (a non-empty string without '-' or spaces)")
+        problem = pair_id_problem(str(pair_id)) if isinstance(pair_id, str | int) else "a pair id must be a string"
+        if problem:
+            raise ImportFailed(path, number, f"bad pair_id {pair_id!r} ({problem})")
         pair_id = str(pair_id)
         language = obj.get("language")
         if language is not None and language != options.language:

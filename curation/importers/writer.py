@@ -7,6 +7,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from alignment_engine.ids import COMPLEX, SIMPLE, SentenceId, pair_id_problem
 from alignment_engine.text import count_tokens
 from curation.importers.types import ImportFailed, ImportOptions, ImportSummary, ParsedAlignment, ParsedArticle
 from curation.models import (
@@ -21,7 +22,6 @@ from curation.models import (
     Sentence,
 )
 
-SENTENCE_ID = re.compile(r"^(?P<pair>[^\s-]+)-(?P<side>[01])-(?P<para>\d+)-(?P<sent>\d+)$")
 BATCH = 5000
 
 
@@ -77,6 +77,11 @@ def write_articles(
             )
     if not fresh:
         return
+    for article in fresh:
+        for _, _, pair_id in derive_pairs(article, options.all_levels):
+            problem = pair_id_problem(pair_id)
+            if problem:
+                raise ImportFailed(article.source, None, f"article {article.slug!r}: pair id {pair_id!r}: {problem}")
     taken_pair_ids = set(
         DocumentPair.objects.filter(corpus=corpus, pair_id__in=[p[2] for a in fresh for p in derive_pairs(a, options.all_levels)]).values_list("pair_id", flat=True)
     )
@@ -163,26 +168,27 @@ def write_articles(
 def write_alignments(
     corpus: Corpus, alignments: list[ParsedAlignment], options: ImportOptions, summary: ImportSummary
 ) -> None:
-    parsed: list[tuple[ParsedAlignment, tuple[str, int, int, int], tuple[str, int, int, int]]] = []
+    parsed: list[tuple[ParsedAlignment, SentenceId, SentenceId]] = []
     for row in alignments:
         keys = []
-        for value, side in ((row.simple_id, "0"), (row.complex_id, "1")):
-            match = SENTENCE_ID.match(value)
-            if not match:
-                raise ImportFailed(row.source, row.line, f"bad sentence id {value!r} (expected <pair>-<level>-<par>-<sent>)")
-            if match["side"] != side:
-                which = "simple" if side == "0" else "complex"
+        for value, side in ((row.simple_id, SIMPLE), (row.complex_id, COMPLEX)):
+            try:
+                key = SentenceId.parse(value)
+            except ValueError:
+                raise ImportFailed(row.source, row.line, f"bad sentence id {value!r} (expected <pair>-<level>-<par>-<sent>)") from None
+            if key.side != side:
+                which = "simple" if side == SIMPLE else "complex"
                 raise ImportFailed(row.source, row.line, f"{which} id {value!r} should have level {side}")
-            keys.append((match["pair"], int(match["side"]), int(match["para"]), int(match["sent"])))
-        if keys[0][0] != keys[1][0]:
+            keys.append(key)
+        if keys[0].pair_id != keys[1].pair_id:
             raise ImportFailed(row.source, row.line, f"ids {row.simple_id!r} and {row.complex_id!r} are from different pairs")
         parsed.append((row, keys[0], keys[1]))
 
-    pair_ids = {k[0] for _, k, _ in parsed}
+    pair_ids = {k.pair_id for _, k, _ in parsed}
     pairs = {p.pair_id: p for p in DocumentPair.objects.filter(corpus=corpus, pair_id__in=pair_ids)}
     for row, key, _ in parsed:
-        if key[0] not in pairs:
-            raise ImportFailed(row.source, row.line, f"unknown document pair {key[0]!r} in corpus {corpus.name!r}")
+        if key.pair_id not in pairs:
+            raise ImportFailed(row.source, row.line, f"unknown document pair {key.pair_id!r} in corpus {corpus.name!r}")
     doc_ids = {p.complex_id for p in pairs.values()} | {p.simple_id for p in pairs.values()}
     sentences: dict[tuple[int, int, int], int] = {
         (d, p, s): pk
@@ -193,10 +199,10 @@ def write_alignments(
 
     wanted: dict[tuple[int, int], ReferenceAlignment] = {}
     for row, simple_key, complex_key in parsed:
-        pair = pairs[simple_key[0]]
+        pair = pairs[simple_key.pair_id]
         ids = []
         for key, doc_id, value in ((simple_key, pair.simple_id, row.simple_id), (complex_key, pair.complex_id, row.complex_id)):
-            pk = sentences.get((doc_id, key[2], key[3]))
+            pk = sentences.get((doc_id, *key.position))
             if pk is None:
                 raise ImportFailed(row.source, row.line, f"unknown sentence id {value!r} (no such sentence in pair {pair.pair_id!r})")
             ids.append(pk)

@@ -1,16 +1,19 @@
 """The corpus: corpora, article groups, documents (one per reading level), paragraphs,
 sentences, document pairs, and reference sentence alignments (imported gold or labels).
 
-Sentence ids (``../shared/formats.md``) are derived, not stored: within a document pair a
-sentence is ``<pair_id>-<side>-<paragraph>-<sentence>`` with side 1 for the complex and 0 for
-the simple document. Paragraph and sentence positions are 0-based and consecutive, so ids
+Sentence ids (``../shared/formats.md``, built and read by ``alignment_engine.ids``) are derived,
+not stored: within a document pair a sentence is ``<pair_id>-<side>-<paragraph>-<sentence>`` with
+side 1 for the complex and 0 for the simple document; a pair id may not contain '-'. Paragraph and sentence positions are 0-based and consecutive, so ids
 are stable across re-imports of the same text.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
+
+from alignment_engine.ids import pair_id_problem, sentence_id
 
 
 class Corpus(models.Model):
@@ -101,7 +104,14 @@ class Sentence(models.Model):
         return self.text[:80]
 
     def local_id(self, pair_id: str, side: int) -> str:
-        return f"{pair_id}-{side}-{self.paragraph_position}-{self.position}"
+        return sentence_id(pair_id, side, self.paragraph_position, self.position)
+
+
+def validate_pair_id(value: str) -> None:
+    """The pair-id rule of ``alignment_engine.ids`` (no '-', whitespace or control characters)."""
+    problem = pair_id_problem(value)
+    if problem:
+        raise ValidationError(problem, code="invalid_pair_id")
 
 
 class DocumentPair(models.Model):
@@ -110,7 +120,8 @@ class DocumentPair(models.Model):
     article = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="pairs")
     complex = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="pairs_as_complex")
     simple = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="pairs_as_simple")
-    pair_id = models.CharField(max_length=250, help_text="unique in the corpus; prefix of sentence ids")
+    pair_id = models.CharField(max_length=250, validators=[validate_pair_id],
+                               help_text="unique in the corpus; prefix of sentence ids (no '-', no spaces)")
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="pairs")
 
     class Meta:

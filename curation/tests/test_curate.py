@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import cast
 
+from alignment_engine.ids import COMPLEX, SIMPLE, sentence_id
 from curation.curate.derive import LevelLink, derive_links
 from curation.curate.gleu import sentence_gleu
 from curation.curate.phenomena import Phenomenon, classify, components, count_phenomena
@@ -89,7 +90,7 @@ def test_fast_row_classification_agrees_with_classify() -> None:
     for _ in range(200):
         links = sorted({(rng.randint(1, 6), rng.randint(1, 6)) for _ in range(rng.randint(1, 8))})
         texts: dict[Hashable, str] = {**{("c", c): f"t{c}" for c, _ in links}, **{("s", s): f"t{s}" for _, s in links}}
-        rows = [Row("aligned", f"p-0-0-{s}", f"p-1-0-{c}", f"t{s}", f"t{c}") for c, s in links]
+        rows = [Row("aligned", sentence_id("p", SIMPLE, 0, s), sentence_id("p", COMPLEX, 0, c), f"t{s}", f"t{c}") for c, s in links]
         counted: Counter[str] = Counter()
         classify_rows(rows, links, counted)
         groups = classify([(("c", c), ("s", s)) for c, s in links], texts)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from alignment_engine.ids import COMPLEX, SIMPLE, sentence_id
 from curation.curate.filters import (
     DEFAULTS,
     BisectFilter,
@@ -19,7 +20,7 @@ from curation.curate.verbs import has_verb
 
 
 def row(simple: str, complex_: str, cl: int = 0, sl: int = 2, group: int = 0, shape: str = "1-1", n: int = 0) -> Row:
-    return Row(label="aligned", simple_id=f"p-0-0-{n}", complex_id=f"p-1-0-{n}", simple=simple, complex=complex_,
+    return Row(label="aligned", simple_id=sentence_id("p", SIMPLE, 0, n), complex_id=sentence_id("p", COMPLEX, 0, n), simple=simple, complex=complex_,
                complex_level=cl, simple_level=sl, group=group, group_shape=shape)
 
 

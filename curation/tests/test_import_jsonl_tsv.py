@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from alignment_engine.ids import COMPLEX, SIMPLE, SentenceId, sentence_id
 from curation.importers.run import run_import
 from curation.importers.types import ImportFailed
 from curation.models import AlignmentLabel, DocumentPair, ReferenceAlignment, Sentence
@@ -48,12 +49,13 @@ def test_onestopenglish_gold_dev_jsonl_and_tsv(shared_data):
     )
     assert sum(labels.values()) == 374 and labels[AlignmentLabel.PARTIAL] > 0
     first = (root / "dev_gold.tsv").read_text(encoding="utf-8").splitlines()[0].split("\t")
+    simple_id, complex_id = SentenceId.parse(first[1]), SentenceId.parse(first[2])
     ra = ReferenceAlignment.objects.select_related("simple", "complex", "pair").get(
-        pair__pair_id=first[1].rsplit("-", 3)[0],
-        simple__paragraph_position=int(first[1].split("-")[-2]),
-        simple__position=int(first[1].split("-")[-1]),
-        complex__paragraph_position=int(first[2].split("-")[-2]),
-        complex__position=int(first[2].split("-")[-1]),
+        pair__pair_id=simple_id.pair_id,
+        simple__paragraph_position=simple_id.paragraph,
+        simple__position=simple_id.sentence,
+        complex__paragraph_position=complex_id.paragraph,
+        complex__position=complex_id.sentence,
     )
     assert (ra.simple.text, ra.complex.text, ra.label) == (first[3], first[4], first[0])
     # re-importing the gold changes nothing
@@ -163,11 +165,11 @@ def test_demo_corpus_round_trip_through_jsonl_and_tsv(write_file):
     for pair in pairs:
         plain = plain_pair(pair)
         lines.append(json.dumps(plain))
-        complex_ids = {s: f"{pair.pair_id}-1-{p}-{i}" for p, para in enumerate(plain["complex"]) for i, s in enumerate(para)}
+        complex_ids = {s: sentence_id(pair.pair_id, COMPLEX, p, i) for p, para in enumerate(plain["complex"]) for i, s in enumerate(para)}
         for p, para in enumerate(plain["simple"]):
             for i, s in enumerate(para):
                 if s in complex_ids:
-                    rows.append(f"aligned\t{pair.pair_id}-0-{p}-{i}\t{complex_ids[s]}\t{s}\t{s}\t1.0")
+                    rows.append(f"aligned\t{sentence_id(pair.pair_id, SIMPLE, p, i)}\t{complex_ids[s]}\t{s}\t{s}\t1.0")
     run_import(write_file("demo.jsonl", "\n".join(lines) + "\n"), options("jsonl", corpus="Demo copy"))
     summary = run_import(write_file("demo.tsv", "\n".join(rows) + "\n"), options("tsv", corpus="Demo copy"))
     assert summary.alignments_created == len(rows) >= 15  # copied sentences across 16 pairs
@@ -177,3 +179,27 @@ def test_demo_corpus_round_trip_through_jsonl_and_tsv(write_file):
         assert plain_pair(copy)["simple"] == plain_pair(pair)["simple"]
     identical = ReferenceAlignment.objects.filter(pair__corpus__name="Demo copy").select_related("simple", "complex")
     assert all(ra.simple.text == ra.complex.text for ra in identical)
+
+
+@pytest.mark.django_db
+def test_pair_ids_follow_the_one_rule(write_file) -> None:  # type: ignore[no-untyped-def]
+    """A pair id with '-' or spaces is refused by the validator of DocumentPair.pair_id and by the
+    importer, which names the article (both use alignment_engine.ids.pair_id_problem)."""
+    from django.core.exceptions import ValidationError
+
+    from curation.importers.types import ParsedArticle, ParsedDocument
+    from curation.importers.writer import write_import
+
+    run_import(write_file("p.jsonl", json.dumps(PAIR) + "\n"), options("jsonl"))
+    pair = DocumentPair.objects.get(pair_id="p1")
+    pair.full_clean()
+    for bad in ("a-b", "a b", ""):
+        pair.pair_id = bad
+        with pytest.raises(ValidationError) as caught:
+            pair.full_clean()
+        assert "pair_id" in caught.value.message_dict
+    article = ParsedArticle(slug="x", title="", source="plan.csv", pairs=[(0, 1, "x-1")], documents=[
+        ParsedDocument(0, "0", [["A complex sentence."]]), ParsedDocument(1, "1", [["A simple one."]])])
+    with pytest.raises(ImportFailed, match=r"plan.csv: article 'x': pair id 'x-1': a pair id may not contain '-'"):
+        write_import(write_file("plan.csv", ""), options("text"), [article], [])
+    assert not DocumentPair.objects.filter(pair_id="x-1").exists()

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
 
+from alignment_engine.ids import COMPLEX, SIMPLE, sentence_id
 from curation.curate.rows import Row
 from curation.models import DocumentPair, SyntheticPair
 from pipeline import jobs
@@ -333,7 +334,7 @@ def test_manual_export_with_reference_gold(exports_dir: Path) -> None:
     dataset = create_export(corpus.pk, "manual", params(format="tsv", splits=None))
     run_export(dataset.pk)
     rows = read_tsv(folder_of(dataset, exports_dir) / "all.tsv")
-    assert rows == [["aligned", f"{pair.pair_id}-0-0-0", f"{pair.pair_id}-1-0-0",
+    assert rows == [["aligned", sentence_id(pair.pair_id, SIMPLE, 0, 0), sentence_id(pair.pair_id, COMPLEX, 0, 0),
                      "The mayor opened the new bridge on Monday.",
                      "The mayor opened the new bridge on Monday, and thousands of people walked across it.", ""]]
     assert dataset.card["counts"]["by_source"] == {"reference": 1}

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from alignment_engine.ids import COMPLEX, SIMPLE, sentence_id
 from pipeline.exports.run import create_export, run_export
 from pipeline.exports.writers import ROW_COLUMNS, columns, open_alignment_writer
 from pipeline.tests.export_factory import bulk_predictions, make_corpus
@@ -17,7 +18,8 @@ from pipeline.tests.export_factory import bulk_predictions, make_corpus
 def rows(n: int) -> Iterator[dict[str, Any]]:
     for i in range(n):
         yield {
-            "label": "aligned", "simple_id": f"p{i // 100}-0-0-{i % 100}", "complex_id": f"p{i // 100}-1-0-{i % 100}",
+            "label": "aligned", "simple_id": sentence_id(f"p{i // 100}", SIMPLE, 0, i % 100),
+            "complex_id": sentence_id(f"p{i // 100}", COMPLEX, 0, i % 100),
             "simple": f"Simple sentence number {i}.", "complex": f"The complex sentence number {i}, which is longer.",
             "score": 0.5 + (i % 7) / 100, "pair_id": f"p{i // 100}", "article": f"a{i // 300}", "complex_level": 0,
             "simple_level": 1, "split": "train", "phenomenon": "rephrasing", "group_shape": "1-1",

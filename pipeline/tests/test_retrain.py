@@ -6,6 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from alignment_engine.ids import SentenceId
 from annotation.models import CandidatePair, VerifiedLabel
 from curation.curate.splits import assign_splits
 from curation.models import Corpus
@@ -52,7 +53,7 @@ def test_collect_labels_by_article_group() -> None:
     seen = [a for s in labelled_data.SPLITS for a in data.articles[s]]
     assert len(seen) == len(set(seen)) == 8 and counts["dev"]["articles"] >= 1 and counts["test"]["articles"] >= 1
     ids = {p.pair_id for s in labelled_data.SPLITS for p in data.pairs[s]}
-    assert all(a.simple_id.split("-")[0] in ids for s in labelled_data.SPLITS for a in data.gold[s])
+    assert all(SentenceId.parse(a.simple_id).pair_id in ids for s in labelled_data.SPLITS for a in data.gold[s])
 
 
 @pytest.mark.django_db
