@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from django.contrib.auth.models import User
 from django.db import models, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
@@ -111,7 +112,7 @@ def write_links(plain: PlainPair, links: dict[tuple[int, int], tuple[float | Non
 
 
 def record_revision(pair_pk: int, new: Iterable[tuple[int, int]], old: Iterable[tuple[int, int]], source: str,
-                    user: object = None) -> ParagraphAlignmentRevision:
+                    user: User | None = None) -> ParagraphAlignmentRevision:
     """Keep who or what (``source``: manual, engine, prepopulate) changed the links, and how."""
     fresh, before = set(new), set(old)
     return ParagraphAlignmentRevision.objects.create(
