@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from scipy import sparse
@@ -176,7 +177,9 @@ def _check_iterations(max_iter: int) -> None:
 # --- Dawid-Skene ---------------------------------------------------------------------------------
 
 
-def _ds_m_step(index: _Index, posterior: np.ndarray, n_annotators: int, smoothing: float) -> tuple[np.ndarray, np.ndarray]:
+def _ds_m_step(
+    index: _Index, posterior: np.ndarray, n_annotators: int, smoothing: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Priors (K,) and log confusions laid out as (n_annotators * K given, K true) for the E-step:
     one sparse product sums the posteriors of every annotator's judgments per label."""
     k = posterior.shape[1]
@@ -317,7 +320,10 @@ def mace(
                 norm = np.exp(digamma(knew + total_spam + alpha + beta))
                 know = np.exp(digamma(knew + beta)) / norm
                 spam = np.exp(digamma(total_spam + alpha)) / norm
-                strategy = np.exp(digamma(spammed + strategy_prior)) / np.exp(digamma(total_spam + k * strategy_prior))[:, None]
+                strategy = (
+                    np.exp(digamma(spammed + strategy_prior))
+                    / np.exp(digamma(total_spam + k * strategy_prior))[:, None]
+                )
             else:
                 know = (knew + eps) / (knew + total_spam + 2 * eps)
                 spam = 1.0 - know
@@ -365,11 +371,40 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     return np.minimum(x, 0.0) - np.log1p(np.exp(-np.abs(x)))
 
 
+def _glad_objective(x: np.ndarray, p: np.ndarray, groups: np.ndarray, size: int) -> np.ndarray:
+    """Each group's (annotator's or item's) share of GLAD's M-step objective, prior excluded:
+    the sum of p·log σ(x) + (1 - p)·log σ(-x) over its judgments, x = α·β per judgment."""
+    return np.bincount(groups, weights=_log_sigmoid(x) - (1.0 - p) * x, minlength=size)
+
+
+def _ability_objective(alpha: np.ndarray, beta_n: np.ndarray, p: np.ndarray, anns: np.ndarray) -> np.ndarray:
+    return _glad_objective(alpha[anns] * beta_n, p, anns, len(alpha))
+
+
+def _item_objective(b: np.ndarray, alpha_n: np.ndarray, p: np.ndarray, items: np.ndarray) -> np.ndarray:
+    return _glad_objective(alpha_n * np.exp(b[items]), p, items, len(b))
+
+
+def _ascend(value: np.ndarray, step: np.ndarray, prior: float, f: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``value + step`` (clipped to ±2) where that raises ``f(value) - (value - prior)² / 2``
+    element by element; the step is halved (three times at most) where it does not, and
+    dropped where it still does not."""
+    step = np.clip(step, -2.0, 2.0)
+    before = f(value) - 0.5 * (value - prior) ** 2
+    worse = f(value + step) - 0.5 * (value + step - prior) ** 2 < before
+    for _halving in range(3):
+        if not worse.any():
+            break
+        step = np.where(worse, step / 2.0, step)
+        worse &= f(value + step) - 0.5 * (value + step - prior) ** 2 < before
+    return value + np.where(worse, 0.0, step)
+
+
 def glad(
     j: Judgments,
     max_iter: int = 100,
     tol: float = 1e-5,
-    newton_steps: int = 2,
+    newton_steps: int = 1,
     ability_prior: float = 1.0,
     log_beta_prior: float = 1.0,
     estimate_priors: bool = True,
@@ -380,11 +415,14 @@ def glad(
 
     P(label == truth) = σ(α_annotator · β_item) with β = exp(b); wrong labels uniform over the
     other K - 1. Gaussian priors N(``ability_prior``, 1) on α and N(``log_beta_prior``, 1) on b,
-    as in the reference code; α = 1 and b = 1 to start. Each EM round takes ``newton_steps``
-    Newton steps on α (the M-step objective is concave in α) and Fisher-scoring steps on b (each
-    item's step is halved where it would lower that item's objective), then re-estimates the
-    label priors (``estimate_priors``; off: uniform, as the reference code). Stops when no
-    posterior moves by more than ``tol`` or after ``max_iter`` rounds. Deterministic.
+    as in the reference code; α = 1 and b = 1 to start. The M-step of each EM round takes
+    ``newton_steps`` (generalised EM: one is enough, measured) Newton steps on α (the objective
+    is concave in α) and Fisher-scoring steps on b, each safeguarded: an annotator's or item's
+    step is halved where it would lower its share of the objective (the logistic saturates, so a
+    full step from a confident start overshoots: unguarded, random clickers drove the fit to
+    the label-flipped optimum). Then the label priors are re-estimated (``estimate_priors``;
+    off: uniform, as the reference code and crowd-kit). Stops when no posterior moves by more
+    than ``tol`` or after ``max_iter`` rounds. Deterministic.
     """
     _check_iterations(max_iter)
     counts = label_counts(j) if counts is None else counts
@@ -403,24 +441,6 @@ def glad(
         log_post += np.bincount(items, weights=wrong, minlength=n_items)[:, None] + np.log(priors)[None, :]
         return _normalise(log_post)
 
-    def objective(x: np.ndarray, p: np.ndarray, groups: np.ndarray, size: int) -> np.ndarray:
-        """Each annotator's (``groups`` = annotator codes) or item's share of the M-step objective,
-        prior excluded, at per-judgment products ``x`` = α·β."""
-        return np.bincount(groups, weights=_log_sigmoid(x) - (1.0 - p) * x, minlength=size)  # p·log σ(x) + (1-p)·log σ(-x)
-
-    def ascend(value: np.ndarray, step: np.ndarray, prior: float, f: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """``value + step`` where that raises ``f - (value - prior)² / 2``; the step is halved
-        (three times at most) where it does not, and dropped where it still does not."""
-        step = np.clip(step, -2.0, 2.0)
-        before = f(value) - 0.5 * (value - prior) ** 2
-        worse = f(value + step) - 0.5 * (value + step - prior) ** 2 < before
-        for _halving in range(3):
-            if not worse.any():
-                break
-            step = np.where(worse, step / 2.0, step)
-            worse &= f(value + step) - 0.5 * (value + step - prior) ** 2 < before
-        return value + np.where(worse, 0.0, step)
-
     posterior, log_likelihood = e_step()
     converged, iterations = False, 0
     for iterations in range(1, max_iter + 1):  # noqa: B007 - reported below
@@ -432,15 +452,19 @@ def glad(
             s = expit(alpha[anns] * beta_n)
             grad = np.bincount(anns, weights=(p - s) * beta_n, minlength=a) - (alpha - ability_prior)
             hess = np.bincount(anns, weights=s * (1.0 - s) * beta_n**2, minlength=a) + 1.0
-            alpha = ascend(alpha, grad / hess, ability_prior, lambda v: objective(v[anns] * beta_n, p, anns, a))
+            alpha = _ascend(
+                alpha, grad / hess, ability_prior, partial(_ability_objective, beta_n=beta_n, p=p, anns=anns)
+            )
             # b = log β: Fisher scoring, plus the exact Hessian's extra term where that makes it steeper
             alpha_n = alpha[anns]
             x = alpha_n * beta_n
             s = expit(x)
             data_grad = np.bincount(items, weights=(p - s) * x, minlength=n_items)
-            curvature = np.bincount(items, weights=s * (1.0 - s) * x**2, minlength=n_items) + 1.0 + np.maximum(-data_grad, 0.0)
+            curvature = (
+                np.bincount(items, weights=s * (1.0 - s) * x**2, minlength=n_items) + 1.0 + np.maximum(-data_grad, 0.0)
+            )
             step = (data_grad - (b - log_beta_prior)) / curvature
-            b = ascend(b, step, log_beta_prior, lambda v: objective(alpha_n * np.exp(v[items]), p, items, n_items))
+            b = _ascend(b, step, log_beta_prior, partial(_item_objective, alpha_n=alpha_n, p=p, items=items))
         if estimate_priors:
             priors = posterior.sum(axis=0) + smoothing
             priors /= priors.sum()
@@ -504,5 +528,7 @@ def aggregate(j: Judgments, method: str = "majority", counts: np.ndarray | None 
     try:
         fn = METHODS[method]
     except KeyError:
-        raise ValueError(f"unknown aggregation method {method!r}; expected one of {', '.join(map(repr, METHODS))}") from None
+        raise ValueError(
+            f"unknown aggregation method {method!r}; expected one of {', '.join(map(repr, METHODS))}"
+        ) from None
     return fn(j, counts)
