@@ -80,6 +80,10 @@ class ModelAggregate(Aggregate):
     converged: bool = False
     log_likelihood: float = float("nan")  # marginal log-likelihood of the judgments under the fit
 
+    def annotator_parameter(self) -> tuple[str, np.ndarray] | None:
+        """The model's own per-annotator figure besides the accuracy estimate (name, shape (n_annotators,))."""
+        return None
+
 
 @dataclass
 class DawidSkeneResult(ModelAggregate):
@@ -94,12 +98,18 @@ class MaceResult(ModelAggregate):
     restarts: int = 0  # restarts run
     best_restart: int = 0  # the one kept
 
+    def annotator_parameter(self) -> tuple[str, np.ndarray] | None:
+        return None if self.competence is None else ("competence θ", self.competence)
+
 
 @dataclass
 class GladResult(ModelAggregate):
     ability: np.ndarray | None = None  # shape (n_annotators,): α (negative: adversarial)
     inverse_difficulty: np.ndarray | None = None  # shape (n_items,): β > 0
     priors: np.ndarray | None = None  # shape (K,)
+
+    def annotator_parameter(self) -> tuple[str, np.ndarray] | None:
+        return None if self.ability is None else ("ability α", self.ability)
 
     @property
     def difficulty(self) -> np.ndarray:
@@ -201,7 +211,10 @@ def dawid_skene(
     """Dawid-Skene EM. Stops when no posterior moves by more than ``tol`` or after ``max_iter`` rounds.
 
     ``smoothing`` is a pseudo-count added to every confusion cell and prior (keeps log finite
-    for annotators who never used a label).
+    for annotators who never used a label). Measured: 0.01 and crowd-kit's 1e-10 clip recover
+    the same labels on average; 1 (Laplace) recovers more on simulated jobs of 50-300 pairs
+    (95.0 / 96.8 / 97.5% against 93.7 / 95.4 / 97.2% at 50 / 100 / 300) but flattens every
+    posterior to the prior on a handful of items (four pairs, three raters), so 0.01 stays.
     """
     _check_iterations(max_iter)
     counts = label_counts(j) if counts is None else counts
@@ -437,7 +450,7 @@ def glad(
     def e_step() -> tuple[np.ndarray, float]:
         x = alpha[anns] * np.exp(b[items])
         wrong = _log_sigmoid(x) - x - log_wrong  # log P(a given wrong label); right - wrong = x + log(K - 1)
-        log_post = np.bincount(flat, weights=x + log_wrong, minlength=n_items * k).reshape(n_items, k)
+        log_post = np.bincount(flat, weights=x + log_wrong, minlength=n_items * k).reshape(n_items, k).astype(np.float64, copy=False)
         log_post += np.bincount(items, weights=wrong, minlength=n_items)[:, None] + np.log(priors)[None, :]
         return _normalise(log_post)
 
@@ -475,9 +488,12 @@ def glad(
             converged = True
             break
     labels, confidence = _decide(posterior)
-    sigma = expit(alpha[anns] * np.exp(b[items]))
+    # accuracy: the posterior-expected share of the annotator's labels that are right. The model's
+    # own mean σ(α·β) runs 0.05 high on the simulated job: with five judgments an item's β is
+    # mostly its prior.
     n_by_ann = np.bincount(anns, minlength=a)
-    accuracy = np.where(n_by_ann > 0, np.bincount(anns, weights=sigma, minlength=a) / np.maximum(n_by_ann, 1), np.nan)
+    right = np.bincount(anns, weights=posterior[items, labs], minlength=a)
+    accuracy = np.where(n_by_ann > 0, right / np.maximum(n_by_ann, 1), np.nan)
     return GladResult(
         labels=labels,
         confidence=confidence,
@@ -520,6 +536,18 @@ METHODS: dict[str, Callable[[Judgments, np.ndarray | None], Aggregate]] = {
     "dawid_skene": _dawid_skene,
     "mace": _mace,
     "glad": _glad,
+}
+
+
+# Display names (the same as annotation.models.AggregatedLabel.Method's labels).
+NAMES: dict[str, str] = {"majority": "majority vote", "dawid_skene": "Dawid-Skene", "mace": "MACE", "glad": "GLAD"}
+
+# One line per method, for the pages and the command's help.
+DESCRIPTIONS: dict[str, str] = {
+    "majority": "the most frequent label; ties go to partialAligned, then notAligned",
+    "dawid_skene": "EM over a confusion matrix per annotator and the label priors",
+    "mace": "learns which annotators spam (competence θ = the share of answers they knew) and discounts them",
+    "glad": "annotator ability α times item easiness β; a hard item counts less against those who miss it",
 }
 
 

@@ -42,22 +42,27 @@ def _model(method: str, **options: Any) -> Any:
     raise ValueError(f"unknown crowd-kit method {method!r}; expected one of {', '.join(METHODS)}")
 
 
-def run(method: str, j: Judgments, **options: Any) -> Reference:
+def run(method: str, j: Judgments, renumber: bool = True, **options: Any) -> Reference:
     """Fit crowd-kit's ``method`` (its defaults unless ``options`` say otherwise) and time it,
     building the DataFrame included.
 
-    Workers, tasks and labels are renumbered in order of first appearance before crowd-kit sees
-    them: crowd-kit 1.4.2's MACE indexes its spam strategies by ``pd.factorize`` codes (order of
-    appearance) but fills them from a ``groupby`` (sorted ids), so with other ids each worker
-    gets another worker's strategy, and the result depends on how the ids happen to be numbered.
+    With ``renumber`` workers, tasks and labels are renumbered in order of first appearance
+    before crowd-kit sees them: crowd-kit 1.4.2's MACE indexes its spam strategies by
+    ``pd.factorize`` codes (order of appearance) but fills them from a ``groupby`` (sorted ids),
+    so with other ids each worker gets another worker's strategy and the result depends on how
+    the ids happen to be numbered (``renumber=False`` shows it).
     """
     import pandas as pd
 
     model = _model(method, **options)
     start = time.perf_counter()
-    tasks, task_ids = pd.factorize(j.items)
-    workers, _ = pd.factorize(j.annotators)
-    labels, label_ids = pd.factorize(j.labels)
+    if renumber:
+        tasks, task_ids = pd.factorize(j.items)
+        workers, _ = pd.factorize(j.annotators)
+        labels, label_ids = pd.factorize(j.labels)
+    else:
+        tasks, task_ids = j.items, np.arange(j.n_items)
+        workers, labels, label_ids = j.annotators, j.labels, np.arange(j.n_labels)
     frame = pd.DataFrame({"task": tasks, "worker": workers, "label": labels})
     probas = model.fit_predict_proba(frame)
     seconds = time.perf_counter() - start

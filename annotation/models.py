@@ -242,8 +242,12 @@ class TestAnswer(models.Model):
 
 class AggregatedLabel(models.Model):
     class Method(models.TextChoices):
+        """The methods of annotation.aggregation.METHODS (a test keeps the two in step)."""
+
         MAJORITY = "majority", "majority vote"
         DAWID_SKENE = "dawid_skene", "Dawid-Skene"
+        MACE = "mace", "MACE"
+        GLAD = "glad", "GLAD"
 
     item = models.OneToOneField(JobItem, on_delete=models.CASCADE, related_name="aggregated")
     label = models.CharField(max_length=16, choices=AlignmentLabel.choices)

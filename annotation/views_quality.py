@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.permissions import role_required
 from accounts.roles import Role, has_role
-from annotation import charts
+from annotation import aggregation, charts
 from annotation.agreement import DEFAULT_MIN_SHARED, LABELS
 from annotation.models import AggregatedLabel, JobItem, Judgment, LabelingJob
 from annotation.services import job_agreement
@@ -109,7 +109,9 @@ def job_stats(request: HttpRequest, job_id: int) -> HttpResponse:
         "confusion_verified_chart": confusion_verified,
         "bars_truncated": len(stats.annotators) > MAX_BARS,
         "min_shared": min_shared,
-        "methods": AggregatedLabel.Method.choices,
+        "methods": [(value, label, aggregation.DESCRIPTIONS.get(value, "")) for value, label in AggregatedLabel.Method.choices],
+        "method_label": dict(AggregatedLabel.Method.choices).get(stats.method, stats.method),
+        "method_description": aggregation.DESCRIPTIONS.get(stats.method, ""),
         "can_aggregate": has_role(request.user, Role.RESEARCHER),
         "low_confidence": job_agreement.LOW_CONFIDENCE,
     }

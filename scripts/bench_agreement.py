@@ -1,12 +1,18 @@
 """Time agreement and aggregation over one million judgments (200,000 items x 5 annotators).
 
     .venv/bin/python scripts/bench_agreement.py                 # numpy path, 1M judgments
+    .venv/bin/python scripts/bench_agreement.py --crowdkit dawid_skene,mace
+                                                                # also crowd-kit's implementations
     .venv/bin/python scripts/bench_agreement.py --orm 20000     # also the ORM path on 20k items (SQLite
                                                                 # unless DATABASE_URL says otherwise)
 
-The numpy path measures each measure and both aggregations on arrays; the ORM path builds a
-simulated job in the database, then times loading the judgments with values_list, computing
-and writing AggregatedLabel rows in bulk (services.job_agreement).
+The numpy path measures each measure and every aggregation (majority, Dawid-Skene, MACE, GLAD)
+on arrays, with the accuracy each recovers against the simulation's truth; ``--crowdkit``
+times Toloka's crowd-kit on the same judgments (its default settings, the DataFrame built
+inside the timing) and prints its accuracy and how often it agrees with ours. The ORM path
+builds a simulated job in the database, then times loading the judgments with values_list,
+computing and writing AggregatedLabel rows in bulk (services.job_agreement). The load average
+is printed before and after: the machine may be shared.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ def timed(name: str, fn: Callable[[], Any], results: dict[str, float]) -> Any:
     return value
 
 
-def bench_numpy(n_items: int, per_tier: int, seed: int) -> dict[str, float]:
+def bench_numpy(n_items: int, per_tier: int, seed: int, crowdkit: tuple[str, ...] = ()) -> dict[str, float]:
     results: dict[str, float] = {}
     sim = timed("simulate (not counted)", lambda: simulate(n_items, per_tier=per_tier, seed=seed), {})
     j = sim.judgments
@@ -44,15 +50,29 @@ def bench_numpy(n_items: int, per_tier: int, seed: int) -> dict[str, float]:
     timed("Krippendorff's alpha (nominal)", lambda: agreement.krippendorff_alpha_nominal(counts), results)
     timed("per annotator", lambda: agreement.per_annotator(j, counts, pairwise), results)
     timed("per label", lambda: agreement.per_label(counts), results)
-    mv = timed("majority vote", lambda: aggregation.majority_vote(j, counts), results)
-    ds = timed("Dawid-Skene EM", lambda: aggregation.dawid_skene(j, counts=counts), results)
+    ours: dict[str, aggregation.Aggregate] = {}
+    for method in aggregation.METHODS:
+        ours[method] = timed(f"{method}", lambda m=method: aggregation.aggregate(j, m, counts), results)  # type: ignore[misc]
     total = sum(results.values())
     print(f"  {'TOTAL agreement + aggregation':<34} {total:7.3f} s")
-    print(
-        f"  kappa={pairwise.mean:.4f} ({pairwise.n_used} pairs)  majority acc={float((mv.labels == sim.truth).mean()):.4f}"
-        f"  DS acc={float((ds.labels == sim.truth).mean()):.4f} ({ds.iterations} iterations)"
-    )
+    print(f"  kappa={pairwise.mean:.4f} ({pairwise.n_used} pairs)")
+    for method, agg in ours.items():
+        extra = ""
+        if isinstance(agg, aggregation.ModelAggregate):
+            extra = f"  {agg.iterations} iterations" + (f", {agg.restarts} restarts" if isinstance(agg, aggregation.MaceResult) else "")
+        print(f"  {method:<12} accuracy {float((agg.labels == sim.truth).mean()):.4f}{extra}")
     results["total"] = total
+    for method in crowdkit:
+        from annotation import crowdkit_reference
+
+        print(f"  crowd-kit {method} ... (load {os.getloadavg()[0]:.2f})", flush=True)
+        ref = crowdkit_reference.run(method, j)
+        results[f"crowdkit {method}"] = ref.seconds
+        print(
+            f"  crowd-kit {method:<12} {ref.seconds:9.3f} s  accuracy {float((ref.labels == sim.truth).mean()):.4f}"
+            f"  same label as ours {float((ref.labels == ours[method].labels).mean()):.4f}",
+            flush=True,
+        )
     return results
 
 
@@ -80,8 +100,8 @@ def bench_orm(n_items: int, job_id: int | None = None) -> None:
     results: dict[str, float] = {}
     loaded = timed("load judgments (values_list)", lambda: job_agreement.load_judgments(job), results)
     timed("agreement report", lambda: agreement.job_agreement(loaded.judgments), results)
-    timed("majority vote", lambda: aggregation.majority_vote(loaded.judgments), results)
-    timed("Dawid-Skene", lambda: aggregation.dawid_skene(loaded.judgments), results)
+    for method in aggregation.METHODS:
+        timed(method, lambda m=method: aggregation.aggregate(loaded.judgments, m), results)  # type: ignore[misc]
     timed("compute + write AggregatedLabels", lambda: job_agreement.write_aggregated_labels(job, "majority"), results)
     timed("job_statistics (page figures)", lambda: job_agreement.job_statistics(job), results)
     print(f"  {'TOTAL':<34} {sum(results.values()):7.3f} s")
@@ -95,11 +115,19 @@ def main() -> None:
     parser.add_argument("--orm", type=int, default=0, metavar="N", help="also time the ORM path on N items")
     parser.add_argument("--orm-job", type=int, default=None, metavar="ID", help="time the ORM path on an existing job")
     parser.add_argument("--skip-numpy", action="store_true")
+    parser.add_argument("--crowdkit", default="", metavar="METHODS",
+                        help="comma-separated: also time crowd-kit's dawid_skene, mace, glad (or majority) on the numpy path")
     args = parser.parse_args()
+    crowdkit = tuple(m for m in args.crowdkit.split(",") if m)
+    unknown = sorted(set(crowdkit) - set(aggregation.METHODS))
+    if unknown:
+        parser.error(f"--crowdkit: unknown method(s) {', '.join(unknown)}; choose from {', '.join(aggregation.METHODS)}")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     if not args.skip_numpy:
-        bench_numpy(args.items, args.per_tier, args.seed)
+        bench_numpy(args.items, args.per_tier, args.seed, crowdkit)
     if args.orm or args.orm_job:
         bench_orm(args.orm, args.orm_job)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

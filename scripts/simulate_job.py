@@ -4,6 +4,7 @@ labels with what the simulation implies analytically.
     .venv/bin/python scripts/simulate_job.py                          # 50k items, accuracies 0.95/0.9/0.8/0.7/0.6
     .venv/bin/python scripts/simulate_job.py --items 20000 --accuracies 0.9,0.9,0.9,0.9,0.9
     .venv/bin/python scripts/simulate_job.py --write-job "demo job" --items 400   # also create it in the database
+    .venv/bin/python scripts/simulate_job.py --crowdkit            # also crowd-kit's Dawid-Skene, MACE, GLAD
 
 Model (annotation/crowd_model.py): each item has a true label drawn from the priors (aligned,
 partialAligned, notAligned); every item is judged by one annotator of each accuracy tier, who
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -36,12 +38,20 @@ def main() -> None:
     parser.add_argument("--min-shared", type=int, default=agreement.DEFAULT_MIN_SHARED)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--write-job", metavar="NAME", help="also create the simulated job in the database")
+    parser.add_argument("--crowdkit", action="store_true",
+                        help="also run crowd-kit's Dawid-Skene, MACE and GLAD (slow: minutes at 50k items)")
     args = parser.parse_args()
 
     sim = crowd_model.simulate(args.items, args.accuracies, args.priors, args.per_tier, args.seed)
     report = agreement.job_agreement(sim.judgments, min_shared=args.min_shared)
-    mv = aggregation.majority_vote(sim.judgments, report.counts)
-    ds = aggregation.dawid_skene(sim.judgments, counts=report.counts)
+    results: dict[str, aggregation.Aggregate] = {}
+    seconds: dict[str, float] = {}
+    for method in aggregation.METHODS:
+        start = time.perf_counter()
+        results[method] = aggregation.aggregate(sim.judgments, method, counts=report.counts)
+        seconds[method] = time.perf_counter() - start
+    mv, ds = results["majority"], results["dawid_skene"]
+    assert isinstance(ds, aggregation.DawidSkeneResult)
     mv_acc, ds_acc = float((mv.labels == sim.truth).mean()), float((ds.labels == sim.truth).mean())
     exp_kappa = crowd_model.expected_mean_kappa(args.accuracies, args.priors)
     exp_fleiss = crowd_model.expected_fleiss(args.accuracies, args.priors)
@@ -58,15 +68,37 @@ def main() -> None:
         ("majority vote accuracy", mv_acc, exp_mv),
         (f"Dawid-Skene accuracy ({ds.iterations} it.)", ds_acc, bayes),
     ]
+    for method in ("mace", "glad"):
+        agg = results[method]
+        assert isinstance(agg, aggregation.ModelAggregate)
+        name = f"{aggregation.NAMES[method]} accuracy ({agg.iterations} it.)"
+        rows.append((name, float((agg.labels == sim.truth).mean()), bayes))
     for name, measured, expected in rows:
         print(f"{name:<40}{measured:>10.4f}{expected:>10.4f}{measured - expected:>+9.4f}")
-    print("Dawid-Skene's expected value is the Bayes-optimal accuracy with the true confusion matrices.")
+    print("The model-based methods' expected value is the Bayes-optimal accuracy with the true confusion matrices.")
     tiers = len(args.accuracies)
-    est = ds.annotator_accuracy.reshape(tiers, args.per_tier).mean(axis=1)
     agree = report.annotators.agreement.reshape(tiers, args.per_tier).mean(axis=1)
-    print("per tier: true accuracy, Dawid-Skene estimate, agreement with the others' majority")
-    for a, e, g in zip(args.accuracies, est, agree, strict=True):
-        print(f"  {a:.2f}  {e:.3f}  {g:.3f}")
+    estimates = {}
+    for method, agg in results.items():
+        if isinstance(agg, aggregation.ModelAggregate) and agg.annotator_accuracy is not None:
+            estimates[method] = agg.annotator_accuracy.reshape(tiers, args.per_tier).mean(axis=1)
+    print("per tier: true accuracy, estimates by " + ", ".join(aggregation.NAMES[m] for m in estimates)
+          + ", agreement with the others' majority")
+    for t, a in enumerate(args.accuracies):
+        print(f"  {a:.2f}  " + "  ".join(f"{e[t]:.3f}" for e in estimates.values()) + f"  {agree[t]:.3f}")
+    print("seconds: " + ", ".join(f"{aggregation.NAMES[m]} {seconds[m]:.2f}" for m in aggregation.METHODS))
+
+    if args.crowdkit:
+        from annotation import crowdkit_reference
+
+        print(f"crowd-kit (its defaults), load average {os.getloadavg()[0]:.2f}:")
+        print(f"  {'method':<36}{'accuracy':>10}{'seconds':>10}{'same label as ours':>20}")
+        runs = [(m, True) for m in ("dawid_skene", "mace", "glad")] + [("mace", False)]
+        for method, renumber in runs:
+            ref = crowdkit_reference.run(method, sim.judgments, renumber=renumber)
+            name = aggregation.NAMES[method] + ("" if renumber else " (ids as given: see crowdkit_reference)")
+            same = float((ref.labels == results[method].labels).mean())
+            print(f"  {name:<36}{float((ref.labels == sim.truth).mean()):>10.4f}{ref.seconds:>10.2f}{same:>20.4f}", flush=True)
 
     if args.write_job:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

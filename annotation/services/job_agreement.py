@@ -150,7 +150,8 @@ class AnnotatorRow:
     tests_answered: int = 0
     test_accuracy: float | None = None
     verified_accuracy: float | None = None  # against verified labels, where there are any
-    ds_accuracy: float | None = None  # Dawid-Skene's estimate
+    estimated_accuracy: float | None = None  # the model-based aggregation's estimate (Dawid-Skene, MACE, GLAD)
+    model_parameter: float | None = None  # MACE's competence θ or GLAD's ability α (JobStatistics.parameter_name)
     removed: bool = False
 
 
@@ -176,6 +177,7 @@ class JobStatistics:
     confusion_aggregated: np.ndarray  # rows aggregated label, columns raw judgment
     confusion_verified: np.ndarray | None  # rows verified label, columns aggregated label
     counts: dict[str, Any] = field(default_factory=dict)
+    parameter_name: str = ""  # of AnnotatorRow.model_parameter; empty when there is none
 
     @property
     def removed_annotators(self) -> list[AnnotatorRow]:
@@ -188,6 +190,7 @@ class JobStatistics:
             "job": self.job.pk,
             "method": self.method,
             "stored": self.stored,
+            "parameter_name": self.parameter_name,
             "min_shared": r.pairwise.min_shared,
             "cohen_kappa_mean": _nan_to_none(r.cohen_mean),
             "cohen_kappa_weighted": _nan_to_none(r.cohen_weighted),
@@ -217,7 +220,7 @@ def job_statistics(job: LabelingJob, method: str | None = None, min_shared: int 
 
     stored_rows = list(AggregatedLabel.objects.filter(item__job=job).values_list("item_id", "label", "confidence", "method"))
     stored = method is None and bool(stored_rows)
-    ds: aggregation.DawidSkeneResult | None = None
+    model: aggregation.ModelAggregate | None = None
     if stored:
         agg_labels = np.full(j.n_items, -1, dtype=np.int64)
         agg_conf = np.zeros(j.n_items)
@@ -230,8 +233,8 @@ def job_statistics(job: LabelingJob, method: str | None = None, min_shared: int 
         method = method or AggregatedLabel.Method.MAJORITY
         agg = aggregation.aggregate(j, method, counts=report.counts)
         agg_labels, agg_conf = agg.labels, agg.confidence
-        if isinstance(agg, aggregation.DawidSkeneResult):
-            ds = agg
+        if isinstance(agg, aggregation.ModelAggregate):
+            model = agg
     has_agg = agg_labels >= 0
     per_judgment_agg = agg_labels[j.items]
     mask = per_judgment_agg >= 0
@@ -250,7 +253,8 @@ def job_statistics(job: LabelingJob, method: str | None = None, min_shared: int 
     both = (verified >= 0) & has_agg
     confusion_verified = agreement.confusion_matrix(verified[both], agg_labels[both]) if both.any() else None
 
-    annotators = _annotator_rows(job, loaded, report, verified, ds)
+    annotators = _annotator_rows(job, loaded, report, verified, model)
+    parameter = model.annotator_parameter() if model is not None else None
     k = len(LABELS)
     agg_per_label = np.bincount(agg_labels[has_agg], minlength=k)
     ver_per_label = np.bincount(verified[verified >= 0], minlength=k)
@@ -283,7 +287,7 @@ def job_statistics(job: LabelingJob, method: str | None = None, min_shared: int 
         "low_confidence": int((has_agg & (agg_conf < LOW_CONFIDENCE)).sum()),
         "verified": len(verified_rows),
         "verified_changed": changed,
-        "ds_iterations": ds.iterations if ds is not None else None,
+        "iterations": model.iterations if model is not None else None,  # EM rounds of a model-based aggregation
     }
     return JobStatistics(
         job=job,
@@ -295,6 +299,7 @@ def job_statistics(job: LabelingJob, method: str | None = None, min_shared: int 
         confusion_aggregated=confusion_aggregated,
         confusion_verified=confusion_verified,
         counts=counts,
+        parameter_name=parameter[0] if parameter is not None else "",
     )
 
 
@@ -303,7 +308,7 @@ def _annotator_rows(
     loaded: LoadedJudgments,
     report: agreement.AgreementReport,
     verified: np.ndarray,
-    ds: aggregation.DawidSkeneResult | None,
+    model: aggregation.ModelAggregate | None,
 ) -> list[AnnotatorRow]:
     j = loaded.judgments
     stats = report.annotators
@@ -312,7 +317,8 @@ def _annotator_rows(
     has_ver = ver >= 0
     ver_n = np.bincount(j.annotators[has_ver], minlength=j.n_annotators)
     ver_ok = np.bincount(j.annotators[has_ver & (ver == j.labels)], minlength=j.n_annotators)
-    ds_acc = ds.annotator_accuracy if ds is not None else None
+    est_acc = model.annotator_accuracy if model is not None else None
+    parameter = model.annotator_parameter() if model is not None else None
     for code, user_id in enumerate(loaded.annotator_ids.tolist()):
         rows[user_id] = AnnotatorRow(
             user_id=user_id,
@@ -322,7 +328,8 @@ def _annotator_rows(
             mean_kappa=_nan_to_none(stats.mean_kappa[code]),
             partners=int(stats.partners[code]),
             verified_accuracy=float(ver_ok[code] / ver_n[code]) if ver_n[code] else None,
-            ds_accuracy=float(ds_acc[code]) if ds_acc is not None else None,
+            estimated_accuracy=_nan_to_none(est_acc[code]) if est_acc is not None else None,
+            model_parameter=_nan_to_none(parameter[1][code]) if parameter is not None else None,
         )
     for user_id, answered, correct, removed in Membership.objects.filter(job=job).values_list(
         "annotator_id", "tests_answered", "tests_correct", "removed"

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.db.models import Count
 
 from alignment_engine.ids import COMPLEX, SIMPLE, sentence_id
 from annotation.agreement import LABEL_CODE, LABELS, krippendorff_alpha_nominal
@@ -115,6 +116,9 @@ def export_manual(dataset: ExportedDataset, params: Params, folder: Path, tracke
             "reference": ReferenceAlignment.objects.filter(pair__corpus=corpus).count() if params.include_reference else 0,
             "judgments": Judgment.objects.filter(job__corpus=corpus).count(),
             "aggregated": AggregatedLabel.objects.filter(item__job__corpus=corpus).count(),
+            "aggregated_by_method": dict(  # which aggregation produced aggregated.<ext> (majority, dawid_skene, mace, glad)
+                AggregatedLabel.objects.filter(item__job__corpus=corpus).order_by("method").values_list("method").annotate(n=Count("id"))
+            ),
         },
         "agreement": agreement(corpus.pk),
         "annotators_pseudonymised": "HMAC-SHA256(SECRET_KEY, user id), first 10 hex digits",

@@ -324,6 +324,29 @@ def test_manual_export_keeps_judgments_aggregates_and_verified_apart(exports_dir
     assert card["counts"]["by_source"]["verified"] == 28
 
 
+def test_manual_export_records_the_aggregation_method_and_its_confidence(exports_dir: Path, make_user: Any) -> None:
+    from annotation.models import AggregatedLabel
+    from annotation.services import job_agreement
+
+    corpus = make_corpus(n_articles=2)
+    users = [make_user(f"crowd{i}", "annotator") for i in range(3)]
+    make_labels(corpus, users)
+    job = AggregatedLabel.objects.first().item.job
+    job_agreement.write_aggregated_labels(job, "mace")  # overwrites the majority rows make_labels stored
+    stored = {a.item_id: a for a in AggregatedLabel.objects.filter(item__job=job)}
+    dataset = create_export(corpus.pk, "manual", params(format="jsonl"))
+    run_export(dataset.pk)
+    aggregated = read_jsonl(folder_of(dataset, exports_dir) / "aggregated.jsonl")
+    assert len(aggregated) == len(stored) == 14
+    assert {r["method"] for r in aggregated} == {"mace"}
+    for row in aggregated:
+        assert row["label"] == stored[row["item"]].label
+        assert row["confidence"] == pytest.approx(stored[row["item"]].confidence)
+    assert all(0.0 < r["confidence"] < 1.0 for r in aggregated)  # a posterior, not a vote share of 2/3
+    assert {round(r["confidence"], 6) for r in aggregated} != {round(2 / 3, 6)}
+    assert dataset.card["source"]["labels"]["aggregated_by_method"] == {"mace": 14}
+
+
 def test_manual_export_with_reference_gold(exports_dir: Path) -> None:
     from curation.models import ReferenceAlignment
 

@@ -2,7 +2,7 @@
 
     python manage.py job_agreement 3
     python manage.py job_agreement 3 --method dawid_skene --min-shared 20
-    python manage.py job_agreement 3 --method majority --write   # store AggregatedLabels
+    python manage.py job_agreement 3 --method mace --write   # store AggregatedLabels (majority, dawid_skene, mace, glad)
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.aggregation import DESCRIPTIONS
 from annotation.agreement import DEFAULT_MIN_SHARED
 from annotation.models import AggregatedLabel, LabelingJob
 from annotation.services import job_agreement
@@ -26,8 +27,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("job_id", type=int)
+        methods = "; ".join(f"{m}: {DESCRIPTIONS.get(m, '')}" for m in AggregatedLabel.Method.values)
         parser.add_argument("--method", choices=AggregatedLabel.Method.values, default=None,
-                            help="aggregation to compute (default: the stored one, else majority)")
+                            help=f"aggregation to compute (default: the stored one, else majority). {methods}")
         parser.add_argument("--min-shared", type=int, default=DEFAULT_MIN_SHARED,
                             help="items two annotators must share for their Cohen's kappa to count")
         parser.add_argument("--write", action="store_true", help="store AggregatedLabel rows (method default: majority)")
@@ -57,12 +59,16 @@ class Command(BaseCommand):
         source = "stored" if stats.stored else "computed"
         out(f"  aggregation: {stats.method} ({source}); aggregated {c['aggregated']}, disagreements {c['disagreements']}, "
             f"low confidence {c['low_confidence']}, verified {c['verified']} ({c['verified_changed']} changed)"
-            + (f", Dawid-Skene iterations {c['ds_iterations']}" if c["ds_iterations"] else ""))
+            + (f", EM iterations {c['iterations']}" if c["iterations"] else ""))
         out("")
-        out(f"  {'annotator':<24}{'judgm.':>8}{'test acc':>10}{'agree':>8}{'kappa':>8}{'partners':>9}{'vs verif':>10}{'DS acc':>8}  status")
+        # est acc: the model-based method's estimate of P(label == truth); param: MACE's competence θ, GLAD's ability α
+        param = stats.parameter_name.split(" ")[-1] if stats.parameter_name else ""
+        out(f"  {'annotator':<24}{'judgm.':>8}{'test acc':>10}{'agree':>8}{'kappa':>8}{'partners':>9}{'vs verif':>10}{'est acc':>9}"
+            f"{param:>8}  status")
         for a in stats.annotators:
             out(f"  {a.username[:23]:<24}{a.judgments:>8}{_f(a.test_accuracy, 2):>10}{_f(a.agreement):>8}{_f(a.mean_kappa):>8}"
-                f"{a.partners:>9}{_f(a.verified_accuracy):>10}{_f(a.ds_accuracy):>8}  {'removed' if a.removed else 'active'}")
+                f"{a.partners:>9}{_f(a.verified_accuracy):>10}{_f(a.estimated_accuracy):>9}"
+                f"{_f(a.model_parameter) if param else '':>8}  {'removed' if a.removed else 'active'}")
         out("")
         out(f"  {'label':<16}{'judgm.':>8}{'share':>8}{'kappa':>8}{'spec.agr':>10}{'aggr.':>8}{'verified':>10}")
         for lab in stats.labels:
