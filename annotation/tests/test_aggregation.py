@@ -213,6 +213,7 @@ def test_bad_settings_are_refused() -> None:
 # --- the same models as Toloka's crowd-kit -------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_dawid_skene_and_mace_match_crowdkit() -> None:
     from annotation import crowdkit_reference
 
@@ -232,6 +233,7 @@ def test_dawid_skene_and_mace_match_crowdkit() -> None:
     assert np.abs(mace.posterior - ref.posterior).max() < 1e-4
 
 
+@pytest.mark.slow
 def test_glad_with_uniform_priors_matches_crowdkit() -> None:
     from annotation import crowdkit_reference
 

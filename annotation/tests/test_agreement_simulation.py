@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from annotation import aggregation, agreement, crowd_model
@@ -41,6 +42,26 @@ def test_majority_and_dawid_skene_recover_labels_at_the_expected_rates(sim: crow
     assert ds_acc > mv_acc
 
 
+@pytest.mark.parametrize("method", ["dawid_skene", "mace", "glad"])
+def test_model_methods_recover_the_simulated_annotators_accuracies(sim: crowd_model.SimulatedJob, method: str) -> None:
+    agg = aggregation.aggregate(sim.judgments, method)
+    assert isinstance(agg, aggregation.ModelAggregate) and agg.converged
+    assert agg.annotator_accuracy is not None
+    assert np.abs(agg.annotator_accuracy - sim.annotator_accuracy).max() < 0.02
+    accuracy = float((agg.labels == sim.truth).mean())
+    # MACE assumes a uniform prior over the true label (here 0.25 / 0.15 / 0.60): a little below the others
+    assert accuracy == pytest.approx(crowd_model.expected_bayes_accuracy(), abs=0.006 if method == "mace" else 0.003)
+    assert accuracy > crowd_model.expected_majority_accuracy() + 0.015
+
+
+def test_mace_and_glad_parameters_order_annotators_by_accuracy(sim: crowd_model.SimulatedJob) -> None:
+    mace, glad = aggregation.mace(sim.judgments), aggregation.glad(sim.judgments)
+    assert mace.competence is not None and glad.ability is not None
+    for values in (mace.competence, glad.ability):
+        tiers = values.reshape(5, 5).mean(axis=1)
+        assert list(tiers) == sorted(tiers, reverse=True)
+
+
 def test_per_annotator_agreement_orders_annotators_by_accuracy(sim: crowd_model.SimulatedJob) -> None:
     report = agreement.job_agreement(sim.judgments)
     tiers = report.annotators.agreement.reshape(5, 5).mean(axis=1)
@@ -57,4 +78,6 @@ def test_simulate_job_script_prints_measured_and_expected_figures() -> None:
     lines = {line[:40].strip(): line[40:].split() for line in out.stdout.splitlines() if len(line) > 40}
     measured, expected, _ = lines["Fleiss' kappa"]
     assert abs(float(measured) - float(expected)) < 0.03
-    assert "Dawid-Skene accuracy" in out.stdout
+    assert "Dawid-Skene accuracy" in out.stdout and "MACE accuracy" in out.stdout and "GLAD accuracy" in out.stdout
+    glad_acc, bayes, _ = next(v for k, v in lines.items() if k.startswith("GLAD accuracy"))
+    assert abs(float(glad_acc) - float(bayes)) < 0.01

@@ -167,3 +167,74 @@ def test_cached_statistics_follow_changes(job_with_votes, crowd, monkeypatch) ->
     VerifiedLabel.objects.create(candidate=items[0].candidate, label="aligned", job=job)
     assert job_agreement.cached_job_statistics(job, min_shared=1).counts["verified"] == 1
     assert len(calls) == 3
+
+
+def test_stored_methods_are_the_aggregation_methods() -> None:
+    from annotation import aggregation
+
+    assert list(AggregatedLabel.Method.values) == list(aggregation.METHODS)
+    assert dict(AggregatedLabel.Method.choices) == aggregation.NAMES
+    assert max(len(v) for v in AggregatedLabel.Method.values) <= AggregatedLabel._meta.get_field("method").max_length  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(("method", "parameter"), [("mace", "competence θ"), ("glad", "ability α"), ("dawid_skene", "")])
+def test_model_methods_store_posteriors_and_show_annotator_estimates(job_with_votes, method, parameter) -> None:  # type: ignore[no-untyped-def]
+    from annotation import aggregation
+
+    job, items = job_with_votes
+    result = quality_stats.write_aggregated_labels(job, method)
+    assert result.method == method and result.written == 4
+    rows = {a.item_id: a for a in AggregatedLabel.objects.filter(item__job=job)}
+    assert {a.method for a in rows.values()} == {method}
+    fresh = aggregation.aggregate(quality_stats.load_judgments(job).judgments, method)
+    assert isinstance(fresh, aggregation.ModelAggregate) and fresh.posterior is not None
+    loaded = quality_stats.load_judgments(job)
+    for code, item_id in enumerate(loaded.item_ids.tolist()):
+        assert rows[item_id].confidence == pytest.approx(float(fresh.posterior[code].max()), abs=1e-6)
+    assert rows[items[0].pk].label == "aligned" and rows[items[2].pk].label == "notAligned"
+    stats = quality_stats.job_statistics(job, method=method, min_shared=1)
+    assert not stats.stored and stats.method == method and stats.counts["iterations"] == fresh.iterations
+    assert stats.parameter_name == parameter
+    judged = [r for r in stats.annotators if r.judgments]
+    assert all(r.estimated_accuracy is not None and 0 <= r.estimated_accuracy <= 1 for r in judged)
+    assert all((r.model_parameter is not None) == bool(parameter) for r in judged)
+    stored = quality_stats.job_statistics(job, min_shared=1)
+    assert stored.stored and stored.method == method and stored.counts["iterations"] is None
+
+
+def test_stats_page_offers_and_previews_every_method(job_with_votes, researcher, client_for) -> None:  # type: ignore[no-untyped-def]
+    job, _ = job_with_votes
+    url = reverse("annotation:job_stats", kwargs={"job_id": job.pk})
+    html = client_for(researcher).get(url).content.decode()
+    for value in ("majority", "dawid_skene", "mace", "glad"):
+        assert f'data-method="{value}"' in html and f'<option value="{value}"' in html
+    html = client_for(researcher).get(url + "?method=mace").content.decode()
+    assert "MACE, preview" in html and "MACE competence θ" in html and "MACE accuracy" in html
+    assert "learns which annotators spam" in html
+    html = client_for(researcher).get(url + "?method=glad").content.decode()
+    assert "GLAD ability α" in html
+    html = client_for(researcher).get(url + "?method=majority").content.decode()
+    assert "MACE competence" not in html and "majority vote, preview" in html
+    response = client_for(researcher).post(reverse("annotation:job_aggregate", kwargs={"job_id": job.pk}), {"method": "glad"})
+    assert response.status_code == 302
+    assert AggregatedLabel.objects.filter(item__job=job, method="glad").count() == 4
+    page = client_for(researcher).get(url)
+    assert "GLAD, stored" in page.content.decode()
+    bad = client_for(researcher).post(reverse("annotation:job_aggregate", kwargs={"job_id": job.pk}), {"method": "wawa"}, follow=True)
+    assert bad.status_code == 200 and "Unknown aggregation method" in bad.content.decode()
+    assert AggregatedLabel.objects.filter(item__job=job, method="glad").count() == 4
+
+
+@pytest.mark.parametrize("method", ["mace", "glad"])
+def test_job_agreement_command_writes_mace_and_glad(job_with_votes, method) -> None:  # type: ignore[no-untyped-def]
+    job, _ = job_with_votes
+    out = StringIO()
+    call_command("job_agreement", str(job.pk), "--write", "--method", method, "--min-shared", "1", stdout=out)
+    text = out.getvalue()
+    assert f"stored 4 aggregated labels ({method})" in text
+    assert f"aggregation: {method} (stored)" in text
+    assert AggregatedLabel.objects.filter(item__job=job, method=method).count() == 4
+    out = StringIO()
+    call_command("job_agreement", str(job.pk), "--method", method, "--min-shared", "1", stdout=out)
+    assert "EM iterations" in out.getvalue() and "est acc" in out.getvalue()
+    assert ("theta" in out.getvalue() or "θ" in out.getvalue()) == (method == "mace")

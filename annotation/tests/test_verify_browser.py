@@ -59,3 +59,29 @@ def test_stats_page_and_keyboard_verification(browser_page, live_server, make_us
     # the page moved on to the next pair in the queue
     assert int(page.locator("#v-item").get_attribute("data-item")) != first
     assert "Confirmed" in page.content() or "Changed" in page.content()
+
+
+def test_stats_page_previews_mace_and_stores_glad(browser_page, live_server, make_user) -> None:  # type: ignore[no-untyped-def]
+    lead = make_user("lena", "verifier")
+    grant(lead, Role.RESEARCHER)
+    texts = [SENTENCES[i % len(SENTENCES)] for i in range(240)]
+    job = create_simulated_job("Newsela sample · crowd round 2", texts=texts, per_tier=2, seed=3)
+    page = browser_page(lead, height=1100)
+    page.goto(f"{live_server.url}/annotate/jobs/{job.pk}/stats/")
+    with page.expect_navigation():
+        page.locator('a.q-chip[data-method="mace"]').click()
+    assert page.locator("#agg-method").inner_text() == "MACE, preview"
+    assert "learns which annotators spam" in page.locator("#method-note").inner_text()
+    header = page.locator("#annotators thead").inner_text()
+    assert "MACE accuracy" in header and "MACE competence θ" in header
+    first_row = page.locator("#annotators tbody tr").first.inner_text()
+    assert any(ch.isdigit() for ch in first_row)
+    page.locator("#annotators").scroll_into_view_if_needed()
+    screenshot(page, "stats_mace.png")
+    page.select_option('select[name="method"]', "glad")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Store aggregated labels").click()
+    assert "by GLAD" in page.content()
+    assert page.locator("#agg-method").inner_text() == "GLAD, stored"
+    assert AggregatedLabel.objects.filter(item__job=job, method="glad").count() == JobItem.objects.filter(job=job).count()
+    screenshot(page, "stats_glad_stored.png")
