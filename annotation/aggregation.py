@@ -450,7 +450,11 @@ def glad(
     def e_step() -> tuple[np.ndarray, float]:
         x = alpha[anns] * np.exp(b[items])
         wrong = _log_sigmoid(x) - x - log_wrong  # log P(a given wrong label); right - wrong = x + log(K - 1)
-        log_post = np.bincount(flat, weights=x + log_wrong, minlength=n_items * k).reshape(n_items, k).astype(np.float64, copy=False)
+        log_post = (
+            np.bincount(flat, weights=x + log_wrong, minlength=n_items * k)
+            .reshape(n_items, k)
+            .astype(np.float64, copy=False)
+        )
         log_post += np.bincount(items, weights=wrong, minlength=n_items)[:, None] + np.log(priors)[None, :]
         return _normalise(log_post)
 
