@@ -80,9 +80,13 @@ def _careful_and_spammers() -> tuple[Judgments, np.ndarray]:
     for i, t in enumerate(truth.tolist()):
         for g in range(3):
             wrong = t != A and i % 3 == g and i % 2 == 0
-            items.append(i), anns.append(f"careful{g}"), labs.append(A if wrong else t)
+            items.append(i)
+            anns.append(f"careful{g}")
+            labs.append(A if wrong else t)
         for s in range(2):
-            items.append(i), anns.append(f"spammer{s}"), labs.append(A)
+            items.append(i)
+            anns.append(f"spammer{s}")
+            labs.append(A)
     return Judgments.encode(items, anns, labs), truth
 
 
@@ -121,7 +125,9 @@ def test_glad_counts_errors_on_hard_items_less() -> None:
         t = e % 3
         truth.append(t)
         for n in names:
-            items.append(e), anns.append(n), labs.append((t + 1) % 3 if n == "X" and e < 4 else t)
+            items.append(e)
+            anns.append(n)
+            labs.append((t + 1) % 3 if n == "X" and e < 4 else t)
     for h in range(8):
         t = h % 3
         truth.append(t)
@@ -131,7 +137,9 @@ def test_glad_counts_errors_on_hard_items_less() -> None:
                 lab = (t + 1) % 3
             if n == "Y" and h < 4:
                 lab = (t + 2) % 3
-            items.append(12 + h), anns.append(n), labs.append(lab)
+            items.append(12 + h)
+            anns.append(n)
+            labs.append(lab)
     j = Judgments.encode(items, anns, labs)
     assert j.annotator_keys is not None and j.annotator_keys.tolist()[:2] == ["X", "Y"]
     mistakes = np.bincount(j.annotators[j.labels != np.asarray(truth)[j.items]], minlength=6)
