@@ -182,23 +182,23 @@ def test_model_methods_store_posteriors_and_show_annotator_estimates(job_with_vo
     from annotation import aggregation
 
     job, items = job_with_votes
-    result = quality_stats.write_aggregated_labels(job, method)
+    result = job_agreement.write_aggregated_labels(job, method)
     assert result.method == method and result.written == 4
     rows = {a.item_id: a for a in AggregatedLabel.objects.filter(item__job=job)}
     assert {a.method for a in rows.values()} == {method}
-    fresh = aggregation.aggregate(quality_stats.load_judgments(job).judgments, method)
+    fresh = aggregation.aggregate(job_agreement.load_judgments(job).judgments, method)
     assert isinstance(fresh, aggregation.ModelAggregate) and fresh.posterior is not None
-    loaded = quality_stats.load_judgments(job)
+    loaded = job_agreement.load_judgments(job)
     for code, item_id in enumerate(loaded.item_ids.tolist()):
         assert rows[item_id].confidence == pytest.approx(float(fresh.posterior[code].max()), abs=1e-6)
     assert rows[items[0].pk].label == "aligned" and rows[items[2].pk].label == "notAligned"
-    stats = quality_stats.job_statistics(job, method=method, min_shared=1)
+    stats = job_agreement.job_statistics(job, method=method, min_shared=1)
     assert not stats.stored and stats.method == method and stats.counts["iterations"] == fresh.iterations
     assert stats.parameter_name == parameter
     judged = [r for r in stats.annotators if r.judgments]
     assert all(r.estimated_accuracy is not None and 0 <= r.estimated_accuracy <= 1 for r in judged)
     assert all((r.model_parameter is not None) == bool(parameter) for r in judged)
-    stored = quality_stats.job_statistics(job, min_shared=1)
+    stored = job_agreement.job_statistics(job, min_shared=1)
     assert stored.stored and stored.method == method and stored.counts["iterations"] is None
 
 
