@@ -170,7 +170,7 @@ def krippendorff_alpha(rows: Sequence[RatingRow], level: str) -> tuple[float | N
     paired = int(np.sum(np.sum(~np.isnan(data), axis=0) >= 2))
     if paired == 0 or len(np.unique(data[~np.isnan(data)])) < 2:
         return None, paired
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level)), paired
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level)), paired  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
