@@ -12,8 +12,11 @@ repeated n-grams; the paper itself reports 0.2683 for the first example). Senten
 lower-cased and split on whitespace after separating punctuation (sacrebleu's 13a
 tokenizer); reported SARI is the mean sentence score x 100.
 
-BLEU is sacrebleu's corpus BLEU (13a tokenizer, default smoothing); FKGL is textstat's
-Flesch-Kincaid grade of all outputs of a system joined; length is mean tokens per output.
+BLEU is sacrebleu's corpus BLEU (13a tokenizer, default smoothing). FKGL is the Flesch-Kincaid
+grade of all outputs of a system joined, with textstat's formula; textstat itself looks
+syllables up in NLTK's cmudict, a download that fails offline, so the grade comes from
+``curation.curate.readability`` (pyphen syllables, textstat's own fallback). Length is mean
+tokens per output.
 """
 
 from __future__ import annotations
@@ -114,16 +117,19 @@ class SystemMetrics:
         return asdict(self)
 
 
-def system_metrics(system: str, sources: Sequence[str], outputs: Sequence[str], references: Sequence[Sequence[str]]) -> SystemMetrics:
+def system_metrics(
+    system: str, sources: Sequence[str], outputs: Sequence[str], references: Sequence[Sequence[str]], language: str = "en"
+) -> SystemMetrics:
     """Corpus metrics of one system over aligned lists; SARI and BLEU need a reference per item."""
     import sacrebleu
-    import textstat
+
+    from curation.curate.readability import flesch_kincaid_grade
 
     if not (len(sources) == len(outputs) == len(references)):
         raise ValueError("sources, outputs and references must have one entry per item")
     n = len(outputs)
     length = sum(len(tokenize(o)) for o in outputs) / n if n else 0.0
-    fkgl = float(textstat.flesch_kincaid_grade(" ".join(outputs))) if n else 0.0
+    fkgl = flesch_kincaid_grade(" ".join(outputs), language) if n else 0.0
     if n == 0 or any(not refs for refs in references):
         return SystemMetrics(system, None, None, None, None, None, round(fkgl, 2), round(length, 2), n)
     scores = [sari(s, o, refs) for s, o, refs in zip(sources, outputs, references, strict=True)]
