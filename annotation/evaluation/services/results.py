@@ -171,12 +171,13 @@ def table_rows(res: StudyResults) -> list[dict[str, Any]]:
     """The paper's layout: one row per system, one column per dimension (mean and interval),
     then the automatic metrics."""
     by_metric = {x.system: x for x in res.metrics}
+    best = best_by_dimension(res)
     rows = []
     for system in res.systems:
         cells = []
         for dim in res.dimensions:
             s = res.score(system, dim)
-            cells.append(s)
+            cells.append(None if s is None else {**s.as_dict(), "best": best.get(dim) == system})
         rows.append({"system": system, "cells": cells, "metrics": by_metric.get(system)})
     return rows
 

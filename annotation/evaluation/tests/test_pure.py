@@ -30,11 +30,14 @@ def test_sari_components_and_edge_cases():
     assert metrics.keep_score(C({1: 1, 2: 1}), C({2: 1}), C({1: 1, 2: 0.5})) == pytest.approx(6 / 15)
     assert metrics.deletion_score(C({1: 1, 2: 1}), C({1: 1, 2: 1}), C({1: 1}), beta=1) == 0
     assert metrics.deletion_score(C({1: 1, 2: 1}), C({1: 1, 2: 1}), C({1: 1}), beta=0) == 1
-    same = [3, 1, 4, 1, 5, 9, 2, 6, 5]
-    assert metrics.sari_tokens(same, same, [same]).sari == 1  # type: ignore[arg-type]
-    out = [3, 1, 4, 1, 80, 70]
-    assert metrics.sari_tokens(same, out, [out]).sari == 1  # type: ignore[arg-type]
-    assert metrics.sari_tokens([3, 1, 4], [3, 3, 1, 1, 1, 4], [[3, 3, 3, 1, 1, 4, 4]], max_n=1).sari == 1  # type: ignore[list-item]
+    def t(*ids: int) -> list[str]:
+        return [str(i) for i in ids]
+
+    same = t(3, 1, 4, 1, 5, 9, 2, 6, 5)
+    assert metrics.sari_tokens(same, same, [same]).sari == 1
+    out = t(3, 1, 4, 1, 80, 70)
+    assert metrics.sari_tokens(same, out, [out]).sari == 1
+    assert metrics.sari_tokens(t(3, 1, 4), t(3, 3, 1, 1, 1, 4), [t(3, 3, 3, 1, 1, 4, 4)], max_n=1).sari == 1
 
 
 def test_system_metrics():
