@@ -23,7 +23,7 @@ from curation.exports import Column, JsonlWriter, RowWriter, columns, write_json
 from curation.services.export import pseudonym
 
 RATING_COLUMNS = columns(
-    "study", "item_id", "system", "is_control", "rater", "page", ("position", "int"), "dimension", ("value", "float"),
+    "study", "item_id", "system", "is_control", "rater", ("page", "int"), ("position", "int"), "dimension", ("value", "float"),
     ("seconds", "float"), "answered_at", ("is_valid", "bool"),
 )
 AGGREGATE_COLUMNS = columns(
@@ -71,7 +71,7 @@ def _rating_rows(study: Study, valid: bool) -> list[dict[str, Any]]:
     qs = Rating.objects.filter(study=study, is_valid=valid).select_related("item", "output", "page").order_by("item__position", "page_id", "position", "dimension")
     return [
         {"study": study.pk, "item_id": r.item.key, "system": "" if r.output.is_control else r.output.system,
-         "is_control": r.output.is_control, "rater": pseudonym(r.rater_id), "page": r.page.token[:8], "position": r.position,
+         "is_control": r.output.is_control, "rater": pseudonym(r.rater_id), "page": r.page_id, "position": r.position,
          "dimension": r.dimension, "value": r.value, "seconds": r.page.seconds,
          "answered_at": r.page.answered_at.isoformat() if r.page.answered_at else "", "is_valid": r.is_valid}
         for r in qs.iterator(chunk_size=2000)
