@@ -170,7 +170,7 @@ def study_results(request: HttpRequest, study_id: int) -> HttpResponse:
         "chart": intervals_svg(panels, low, high, f"{study.name}: means with 95% intervals"),
         "pairs_by_dim": [(results.dimension_label(d), ps) for d, ps in pairs_by_dim.items()],
         "agreement": [(results.dimension_label(d), a, n, results.level_of(study.design, d)) for d, (a, n) in res.summary.agreement.items()],
-        "correlations": [c | {"label": results.dimension_label(c["dimension"])} for c in res.correlations],
+        "correlations": results.correlation_table(res),
         "positions": list(res.positions.items()),
     })
 

@@ -177,15 +177,24 @@ def table_rows(res: StudyResults) -> list[dict[str, Any]]:
         cells = []
         for dim in res.dimensions:
             s = res.score(system, dim)
-            cells.append(None if s is None else {**s.as_dict(), "best": best.get(dim) == system})
+            cells.append(None if s is None else {**s.as_dict(), "best": system in best.get(dim, set())})
         rows.append({"system": system, "cells": cells, "metrics": by_metric.get(system)})
     return rows
 
 
-def best_by_dimension(res: StudyResults) -> dict[str, str]:
-    best = {}
+def best_by_dimension(res: StudyResults) -> dict[str, set[str]]:
+    """The systems with the highest mean per dimension (all of them when tied)."""
+    best: dict[str, set[str]] = {}
     for dim in res.dimensions:
         scored = [(s.mean, s.system) for s in res.summary.scores if s.dimension == dim and s.n]
         if scored:
-            best[dim] = max(scored)[1]
+            top = max(m for m, _ in scored)
+            best[dim] = {name for m, name in scored if m >= top - 1e-9}
     return best
+
+
+def correlation_table(res: StudyResults) -> list[tuple[str, list[dict[str, Any] | None]]]:
+    """Rows per metric, one cell per human dimension (``{pearson, spearman}`` or None)."""
+    cells = {(c["metric"], c["dimension"]): c for c in res.correlations}
+    metrics_seen = [m for m in METRIC_NAMES if any(k[0] == m for k in cells)]
+    return [(m, [cells.get((m, d)) for d in res.dimensions]) for m in metrics_seen]
