@@ -8,6 +8,7 @@ Screenshots go to $ARTIFACTS_DIR (default artifacts/): evaluation-*.png.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,8 @@ from annotation.evaluation.models import EvalOutput, EvalPage, Rating, Study
 from annotation.evaluation.services import assignment, rating
 from annotation.evaluation.tests.factories import full_ratings, make_study
 from tests.browser import screenshot
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "evaluation-outputs.tsv"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -116,7 +119,7 @@ def test_researcher_creates_rates_reads_results_and_exports(browser_page, live_s
     page.goto(f"{live_server.url}/annotate/evaluation/new/")
     page.fill("input[name=name]", "Pilot Likert")
     page.select_option("select[name=design]", "likert")
-    page.set_input_files("input[name=outputs_file]", "docs/examples/evaluation-outputs.tsv")
+    page.set_input_files("input[name=outputs_file]", str(EXAMPLE))
     page.fill("input[name=raters_per_item]", "3")
     page.fill("input[name=min_seconds]", "0")
     screenshot(page, "evaluation-new.png")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -15,6 +16,8 @@ from rest_framework.test import APIClient
 from annotation.evaluation.models import EvalOutput, EvalPage, Rating, Study
 from annotation.evaluation.services import assignment, quality, studies
 from annotation.evaluation.tests.factories import full_ratings, items, make_study
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "evaluation-outputs.tsv"
 
 pytestmark = pytest.mark.django_db
 
@@ -230,7 +233,7 @@ def test_create_from_a_file_in_the_page_is_all_or_nothing(client, researcher):
     body = r.content.decode()
     assert r.status_code == 200 and "out.tsv:3: item &#x27;1&#x27; has a second output of system &#x27;x&#x27;" in body
     assert not Study.objects.exists()
-    with open("docs/examples/evaluation-outputs.tsv", "rb") as handle:
+    with open(str(EXAMPLE), "rb") as handle:
         good = SimpleUploadedFile("evaluation-outputs.tsv", handle.read())
     r = client.post(reverse("evaluation:new"), {
         "name": "Good", "design": "slider", "outputs_file": good, "split": "test", "raters_per_item": 3, "sample_size": 4,
