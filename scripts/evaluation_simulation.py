@@ -31,12 +31,15 @@ def main() -> None:
     parser.add_argument("--bootstrap", nargs="*", default=["two_way", "items"])
     parser.add_argument("--n-boot", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--closer", type=float, default=1.0, help="shrink the gaps between systems by this factor (0.25: a quarter)")
     args = parser.parse_args()
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min); "
-          f"{args.studies} studies per design, {args.n_boot} bootstrap replicates, seed {args.seed}")
+          f"{args.studies} studies per design, {args.n_boot} bootstrap replicates, seed {args.seed}, gaps x {args.closer}")
     print("design       bootstrap  coverage  by dimension                         ranking  adjacent-sig  half-width  seconds")
     for design in args.designs:
         cfg = simulation.CONFIGS[design]
+        if args.closer != 1.0:
+            cfg = simulation.closer(cfg, args.closer)
         for method in args.bootstrap:
             start = time.perf_counter()
             r = simulation.run(cfg, studies=args.studies, seed=args.seed, bootstrap=method, n_boot=args.n_boot)

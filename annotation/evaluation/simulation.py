@@ -12,7 +12,7 @@ a million draws), i.e. what an infinitely large study would report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -50,6 +50,15 @@ COMPARATIVE_SIM = SimConfig(
     item_sd=0.4, interaction_sd=0.3, bias_sd=0.3, noise=(0.4, 0.8),
 )
 CONFIGS = {c.design: c for c in (LIKERT_SIM, SLIDER_SIM, COMPARATIVE_SIM)}
+
+
+def closer(cfg: SimConfig, factor: float) -> SimConfig:
+    """The same study with every system's quality moved towards the mean of the systems by
+    ``factor`` (0.25 = gaps a quarter as large): a harder ranking problem."""
+    n = len(cfg.qualities)
+    means = [sum(q[d] for q in cfg.qualities.values()) / n for d in range(len(cfg.dimensions))]
+    qualities = {s: tuple(m + factor * (v - m) for v, m in zip(q, means, strict=True)) for s, q in cfg.qualities.items()}
+    return replace(cfg, qualities=qualities)
 
 
 def _observe(latent: np.ndarray, cfg: SimConfig) -> np.ndarray:
