@@ -146,3 +146,12 @@ def test_controls_and_diff():
     kinds = [k for k, _ in segs]
     assert "added" in kinds and "deleted" in kinds
     assert " ".join(t for k, t in segs if k != "deleted") == "The frog is blue and tiny."
+
+
+def test_flesch_kincaid_grade_offline():
+    from curation.curate.readability import flesch_kincaid_grade
+
+    # 6 words, 1 sentence, 6 syllables: 0.39 * 6 + 11.8 * 1 - 15.59
+    assert flesch_kincaid_grade("The cat sat on the mat.") == pytest.approx(-1.45)
+    hard = "The municipal legislature ratified an extraordinarily controversial appropriation."
+    assert flesch_kincaid_grade(hard) > 15 and flesch_kincaid_grade("") == 0.0
