@@ -4,6 +4,7 @@ settings and results."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import cast
 
@@ -47,8 +48,6 @@ def _items_from_form(data: dict[str, object]) -> tuple[list[importers.ItemInput]
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise importers.InputError([f"{name}: not UTF-8 text (byte {exc.start})"]) from exc
-        import hashlib
-
         info.update(file=name, sha256=hashlib.sha256(raw).hexdigest())
         outputs = importers.parse_outputs(text, name, require_source=export_id is None)
     if export_id is None:
