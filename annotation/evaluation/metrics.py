@@ -1,16 +1,23 @@
 """Automatic metrics beside the human scores (no Django): SARI, Flesch-Kincaid grade, length
 and BLEU.
 
-SARI (Xu et al. 2016) averages, over n-gram orders 1..4, the F1 of added n-grams, the F1 of
-kept n-grams and the precision of deleted n-grams, each judged against the references. This
-implementation follows the tensor2tensor variant (``sari_hook``): n-grams are counted once per
-sentence, kept/deleted n-grams are weighted by the share of references that contain them, and
-it reproduces that implementation's published test values for the three outputs of the
-paper's example (0.2695360, 0.6170966, 0.5088682; tested). EASSE's corpus SARI follows Xu's
-original Java code and gives slightly different numbers on the same sentences (it counts
-repeated n-grams; the paper itself reports 0.2683 for the first example). Sentences are
-lower-cased and split on whitespace after separating punctuation (sacrebleu's 13a
-tokenizer); reported SARI is the mean sentence score x 100.
+SARI (Xu et al. 2016) averages, over n-gram orders 1..4, a score for added n-grams, one for
+kept n-grams and the precision of deleted n-grams, each judged against the references. Two
+variants, both checked against published values on the paper's example (source "About 95
+species are currently accepted .", three references, three outputs; tested):
+
+- ``xu`` (the default): the algorithm of Xu et al.'s released code, which EASSE's
+  ``sari_sentence`` follows: n-gram counts multiplied by the number of references, kept and
+  deleted n-grams weighted by how many references hold them. It gives 26.8278, 58.8999 and
+  50.7161 for the three outputs, EASSE's values (the paper prints 0.2683 for the first);
+- ``t2t``: tensor2tensor's ``sari_hook``: n-grams counted once per sentence, the keep recall
+  computed as the paper defines it (tensor2tensor notes the original code's keep-recall bug).
+  It gives 0.2695360, 0.6170966 and 0.5088682, tensor2tensor's test values.
+
+Sentences are lower-cased and split after separating punctuation (sacrebleu's 13a
+tokenizer, as EASSE does by default); a system's SARI is the mean of its sentence scores x 100
+(EASSE's ``corpus_sari`` pools the n-gram statistics over the corpus instead, so corpus
+figures can differ slightly from it).
 
 BLEU is sacrebleu's corpus BLEU (13a tokenizer, default smoothing). FKGL is the Flesch-Kincaid
 grade of all outputs of a system joined, with textstat's formula; textstat itself looks
@@ -69,7 +76,7 @@ class Sari:
 
 
 def sari_tokens(source: Sequence[str], prediction: Sequence[str], references: Sequence[Sequence[str]], max_n: int = MAX_N) -> Sari:
-    """Sentence SARI on token lists, in 0..1."""
+    """Sentence SARI on token lists as tensor2tensor computes it, in 0..1."""
     keeps, adds, deletes = [], [], []
     for n in range(1, max_n + 1):
         src, pred = _ngrams(source, n), _ngrams(prediction, n)
@@ -91,14 +98,61 @@ def sari_tokens(source: Sequence[str], prediction: Sequence[str], references: Se
     return Sari((keep + add + delete) / 3, keep, add, delete)
 
 
+def _grams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
+    return [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+
+
+def _xu_order(source: list[tuple[str, ...]], prediction: list[tuple[str, ...]], references: list[list[tuple[str, ...]]]) -> tuple[float, float, float]:
+    """``(keep F1, deletion precision, addition F1)`` of one n-gram order, Xu et al.'s way."""
+    k = len(references)
+    in_refs: Counter[tuple[str, ...]] = Counter(g for ref in references for g in ref)
+    src = Counter({g: c * k for g, c in Counter(source).items()})
+    pred = Counter({g: c * k for g, c in Counter(prediction).items()})
+    kept = src & pred
+    kept_good = kept & in_refs
+    kept_wanted = src & in_refs
+    # sums over kept_good: every other kept n-gram adds 0 (and may be absent from kept_wanted)
+    keep_p = sum(kept_good[g] / kept[g] for g in kept_good) / len(kept) if kept else 0.0
+    keep_r = sum(kept_good[g] / kept_wanted[g] for g in kept_good) / len(kept_wanted) if kept_wanted else 0.0
+    keep = 2 * keep_p * keep_r / (keep_p + keep_r) if keep_p + keep_r > 0 else 0.0
+    deleted = src - pred
+    deleted_good = deleted - in_refs
+    delete = sum(deleted_good[g] / deleted[g] for g in deleted_good) / len(deleted) if deleted else 0.0
+    added = set(pred) - set(src)
+    added_good = added & set(in_refs)
+    wanted = set(in_refs) - set(src)
+    add_p = len(added_good) / len(added) if added else 0.0
+    add_r = len(added_good) / len(wanted) if wanted else 0.0
+    add = 2 * add_p * add_r / (add_p + add_r) if add_p + add_r > 0 else 0.0
+    return keep, delete, add
+
+
+def sari_xu_tokens(source: Sequence[str], prediction: Sequence[str], references: Sequence[Sequence[str]], max_n: int = MAX_N) -> Sari:
+    """Sentence SARI on token lists as Xu et al.'s code and EASSE compute it, in 0..1."""
+    keeps, deletes, adds = [], [], []
+    for n in range(1, max_n + 1):
+        keep, delete, add = _xu_order(_grams(source, n), _grams(prediction, n), [_grams(r, n) for r in references])
+        keeps.append(keep)
+        deletes.append(delete)
+        adds.append(add)
+    keep, add, delete = sum(keeps) / max_n, sum(adds) / max_n, sum(deletes) / max_n
+    return Sari((keep + add + delete) / 3, keep, add, delete)
+
+
+VARIANTS = ("xu", "t2t")
+
+
 def tokenize(text: str) -> list[str]:
     from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
     return Tokenizer13a()(text.lower()).split()
 
 
-def sari(source: str, prediction: str, references: Sequence[str]) -> Sari:
-    return sari_tokens(tokenize(source), tokenize(prediction), [tokenize(r) for r in references])
+def sari(source: str, prediction: str, references: Sequence[str], variant: str = "xu") -> Sari:
+    if variant not in VARIANTS:
+        raise ValueError(f"SARI variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+    compute = sari_xu_tokens if variant == "xu" else sari_tokens
+    return compute(tokenize(source), tokenize(prediction), [tokenize(r) for r in references])
 
 
 @dataclass(frozen=True)
@@ -118,7 +172,8 @@ class SystemMetrics:
 
 
 def system_metrics(
-    system: str, sources: Sequence[str], outputs: Sequence[str], references: Sequence[Sequence[str]], language: str = "en"
+    system: str, sources: Sequence[str], outputs: Sequence[str], references: Sequence[Sequence[str]], language: str = "en",
+    variant: str = "xu",
 ) -> SystemMetrics:
     """Corpus metrics of one system over aligned lists; SARI and BLEU need a reference per item."""
     import sacrebleu
@@ -132,7 +187,7 @@ def system_metrics(
     fkgl = flesch_kincaid_grade(" ".join(outputs), language) if n else 0.0
     if n == 0 or any(not refs for refs in references):
         return SystemMetrics(system, None, None, None, None, None, round(fkgl, 2), round(length, 2), n)
-    scores = [sari(s, o, refs) for s, o, refs in zip(sources, outputs, references, strict=True)]
+    scores = [sari(s, o, refs, variant) for s, o, refs in zip(sources, outputs, references, strict=True)]
     width = max(len(refs) for refs in references)
     streams = [[refs[k] if k < len(refs) else refs[0] for refs in references] for k in range(width)]
     bleu = sacrebleu.corpus_bleu(list(outputs), streams, force=True).score  # force: already-tokenized text is scored as is, without a warning

@@ -26,6 +26,22 @@ def test_sari_published_examples(output: str, expected: float) -> None:
     assert metrics.sari_tokens(SOURCE, output.split(), REFS).sari == pytest.approx(expected, abs=1e-7)
 
 
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [  # the same three outputs: EASSE's sari_sentence values (Xu et al.'s released algorithm)
+        ("About 95 you now get in .", 26.82782411698074),
+        ("About 95 species are now agreed .", 58.89995423074248),
+        ("About 95 species are currently agreed .", 50.71608864657479),
+    ],
+)
+def test_sari_xu_matches_easse(output: str, expected: float) -> None:
+    assert 100 * metrics.sari_xu_tokens(SOURCE, output.split(), REFS).sari == pytest.approx(expected, abs=1e-9)
+    assert 100 * metrics.sari("About 95 species are currently accepted.", output.replace(" .", "."),
+                              [" ".join(r) for r in REFS]).sari == pytest.approx(expected, abs=1e-9)  # 13a splits the full stop
+    with pytest.raises(ValueError, match="variant"):
+        metrics.sari("a", "b", ["c"], variant="easse")
+
+
 def test_sari_components_and_edge_cases():
     assert metrics.keep_score(C({1: 1, 2: 1}), C({2: 1}), C({1: 1, 2: 0.5})) == pytest.approx(6 / 15)
     assert metrics.deletion_score(C({1: 1, 2: 1}), C({1: 1, 2: 1}), C({1: 1}), beta=1) == 0
