@@ -302,3 +302,33 @@ def test_results_page_and_export_files(client, make_user, researcher, tmp_path, 
     assert client.get(reverse("evaluation:export_file", args=[study.pk, 1, "..%2Fcard.json"])).status_code == 404
     detail = client.get(reverse("evaluation:detail", args=[study.pk])).content.decode()
     assert "ratings.csv" in detail and "excluded" in detail
+
+
+RATER_PAGES = {"home", "rate", "submit", "instructions"}
+
+
+def test_every_other_evaluation_page_is_403_for_a_rater(client, annotator):
+    """Like tests/test_roles_everywhere.py for the evaluation namespace: new researcher pages are
+    covered automatically."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    def named(patterns, namespace=None):  # type: ignore[no-untyped-def]
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                yield from named(p.url_patterns, p.namespace or namespace)
+            elif isinstance(p, URLPattern) and p.name:
+                yield namespace, p
+
+    study = make_study("likert")
+    urls = []
+    for namespace, pattern in named(get_resolver().url_patterns):
+        if namespace == "evaluation" and pattern.name not in RATER_PAGES:
+            kwargs = {name: (study.pk if name == "study_id" else 1 if name == "number" else "card.json") for name in pattern.pattern.converters}
+            urls.append(reverse(f"evaluation:{pattern.name}", kwargs=kwargs))
+    assert len(urls) >= 6
+    client.force_login(annotator)
+    statuses = {}
+    for url in urls:
+        status = client.get(url).status_code
+        statuses[url] = client.post(url).status_code if status == 405 else status
+    assert statuses == {url: 403 for url in urls}
