@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from annotation.evaluation.models import EvalItem, EvalOutput, EvalPage, Rating, Study, StudyRater
+from annotation.models import EvalItem, EvalOutput, EvalPage, Rating, Study, StudyRater
 
 
 @admin.register(Study)

@@ -16,7 +16,6 @@ from rest_framework.response import Response
 
 from accounts.permissions import IsAnnotator, IsResearcher
 from annotation.api import AnswerThrottle, error
-from annotation.evaluation.models import Study, StudyRater
 from annotation.evaluation.serializers import (
     MyProgressSerializer,
     NextPageRequestSerializer,
@@ -27,6 +26,7 @@ from annotation.evaluation.serializers import (
     StudySerializer,
 )
 from annotation.evaluation.services import assignment, presenting, rating, results
+from annotation.models import Study, StudyRater
 from annotation.serializers import ErrorSerializer
 from annotation.views_label import user_of
 

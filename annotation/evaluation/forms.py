@@ -7,8 +7,8 @@ from typing import Any
 
 from django import forms
 
-from annotation.evaluation.models import Study
 from annotation.evaluation.services.studies import EDITABLE
+from annotation.models import Study
 
 SPLITS = [("test", "test"), ("dev", "dev"), ("train", "train"), ("all", "all (no splits)")]
 

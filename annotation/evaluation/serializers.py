@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotation.evaluation.models import Study
+from annotation.models import Study
 
 
 class StudySerializer(serializers.ModelSerializer[Study]):

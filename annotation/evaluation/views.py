@@ -18,12 +18,12 @@ from django.views.decorators.http import require_POST
 
 from accounts.permissions import role_required
 from accounts.roles import Role, has_role
-from annotation.evaluation import export_source, importers
+from annotation.evaluation import importers, sources
 from annotation.evaluation.charts import intervals_svg
 from annotation.evaluation.designs import DESIGNS
 from annotation.evaluation.forms import StudyEditForm, StudyForm
-from annotation.evaluation.models import Study, StudyRater
-from annotation.evaluation.services import assignment, exporting, presenting, quality, rating, results, studies
+from annotation.evaluation.services import assignment, exporting, presenting, raters, rating, results, studies
+from annotation.models import Study, StudyRater
 from annotation.views_label import LABELERS, user_of
 
 
@@ -53,8 +53,8 @@ def _items_from_form(data: dict[str, object]) -> tuple[list[importers.ItemInput]
     if export_id is None:
         return outputs, info
     try:
-        folder, export_info = export_source.export_folder(int(export_id))  # type: ignore[call-overload]
-    except export_source.ExportNotFound as exc:
+        folder, export_info = sources.export_folder(int(export_id))  # type: ignore[call-overload]
+    except sources.ExportNotFound as exc:
         raise importers.InputError([str(exc)]) from exc
     info.update(export_info, split=data["split"])
     base = importers.items_from_export(folder, str(data["split"]))
@@ -63,7 +63,7 @@ def _items_from_form(data: dict[str, object]) -> tuple[list[importers.ItemInput]
 
 @role_required(Role.RESEARCHER)
 def study_new(request: HttpRequest) -> HttpResponse:
-    form = StudyForm(request.POST or None, request.FILES or None, export_choices=export_source.export_choices())
+    form = StudyForm(request.POST or None, request.FILES or None, export_choices=sources.export_choices())
     errors: list[str] = []
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -103,7 +103,7 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
             if rater is None:
                 messages.error(request, "No such rater in this study.")
             else:
-                n = quality.exclude_rater(study, rater.rater_id)
+                n = raters.exclude_rater(study, rater.rater_id)
                 messages.success(request, f"{rater.rater.username} is excluded; {n} ratings are kept apart and their items go back to the queue.")
         return redirect("evaluation:detail", study.pk)
     items = study.items.all()
@@ -114,7 +114,7 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
     folder = Path(settings.EXPORTS_DIR) / "evaluation" / f"study-{study.pk}"
     exports = sorted((p for p in folder.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: -int(p.name)) if folder.is_dir() else []
     return render(request, "annotation/evaluation/detail.html", {
-        "study": study, "design": DESIGNS[study.design], "progress": progress, "raters": quality.rater_figures(study),
+        "study": study, "design": DESIGNS[study.design], "progress": progress, "raters": raters.rater_figures(study),
         "statuses": [("open", "Reopen"), ("paused", "Pause"), ("closed", "Close")],
         "exports": [(p.name, sorted(f.name for f in p.iterdir() if f.is_file())) for p in exports[:10]],
     })

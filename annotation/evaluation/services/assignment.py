@@ -13,8 +13,8 @@ from django.db.models import F, OuterRef
 from django.utils import timezone
 
 from annotation.evaluation.balance import page_members
-from annotation.evaluation.models import EvalItem, EvalPage, Study, StudyRater
 from annotation.evaluation.services.studies import CONTROL, members
+from annotation.models import EvalItem, EvalPage, Study, StudyRater
 from annotation.services.assignment import MAX_PENDING, maybe_sweep, new_token, release_expired_rows, reserve_free
 
 

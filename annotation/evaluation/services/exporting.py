@@ -1,12 +1,17 @@
 """Exporting a study: raw ratings (valid, and the excluded raters' apart) and aggregates as CSV
 and JSONL, pairwise tests, rater figures, and a card (JSON and Markdown) whose every figure is
-recounted from the rows written. Files are written atomically into a new folder
-``EXPORTS_DIR/evaluation/study-<id>/<n>``; raters appear under stable pseudonyms."""
+recounted from the rows written. Raters appear under the pseudonyms of ``accounts.pseudonyms``.
+
+All or nothing: every file is written into a hidden temporary folder beside the target, which
+is renamed to ``EXPORTS_DIR/evaluation/study-<id>/<n>`` only when all of them are complete (on
+error it is removed). Files carry no timestamps of their own; the same rows give the same bytes.
+"""
 
 from __future__ import annotations
 
 import csv
-import io
+import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -16,55 +21,69 @@ from typing import Any
 
 from django.conf import settings
 
+from accounts.pseudonyms import pseudonym
 from annotation.evaluation.designs import DESIGNS
-from annotation.evaluation.models import Rating, Study
-from annotation.evaluation.services import quality, results
-from curation.exports import Column, JsonlWriter, RowWriter, columns, write_json_atomic, write_text_atomic
-from curation.services.export import pseudonym
+from annotation.evaluation.services import raters, results
+from annotation.models import Rating, Study
 
-RATING_COLUMNS = columns(
-    "study", "item_id", "system", "is_control", "rater", ("page", "int"), ("position", "int"), "dimension", ("value", "float"),
-    ("seconds", "float"), "answered_at", ("is_valid", "bool"),
+RATING_COLUMNS = (
+    "study", "item_id", "system", "is_control", "rater", "page", "position", "dimension", "value", "seconds", "answered_at", "is_valid",
 )
-AGGREGATE_COLUMNS = columns(
-    "system", "dimension", ("mean", "float"), ("sd", "float"), ("ci_low", "float"), ("ci_high", "float"), ("n", "int"),
-    ("n_items", "int"), ("n_raters", "int"),
-)
-PAIR_COLUMNS = columns("dimension", "system_a", "system_b", ("mean_diff", "float"), ("n_items", "int"), ("p_value", "float"),
-                       ("p_holm", "float"), "method", ("significant", "bool"))
+AGGREGATE_COLUMNS = ("system", "dimension", "mean", "sd", "ci_low", "ci_high", "n", "n_items", "n_raters")
+PAIR_COLUMNS = ("dimension", "system_a", "system_b", "mean_diff", "n_items", "p_value", "p_holm", "method", "significant")
 
 
-class CsvWriter(RowWriter):
-    """Comma-separated with a header, through the atomic file of ``curation.exports``."""
-
-    def __init__(self, path: str | Path, cols: Sequence[Column]) -> None:
-        super().__init__(path, cols)
-        self._buffer = io.StringIO()
-        self._csv = csv.writer(self._buffer, lineterminator="\n")
-        self._emit(self.names)
-
-    def _emit(self, cells: Sequence[Any]) -> None:
-        self._csv.writerow(["" if c is None else ("true" if c is True else "false" if c is False else c) for c in cells])
-        self._file.handle.write(self._buffer.getvalue().encode("utf-8"))
-        self._buffer.seek(0)
-        self._buffer.truncate()
-
-    def write(self, row: Mapping[str, Any]) -> None:
-        self._emit([row.get(name) for name in self.names])
-        self.rows += 1
+def _file_info(path: Path, rows: int | None) -> dict[str, Any]:
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return {"name": path.name, "rows": rows, "bytes": path.stat().st_size, "sha256": digest}
 
 
-def _both(folder: Path, stem: str, cols: Sequence[Column], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    files = []
-    for writer in (CsvWriter(folder / f"{stem}.csv", cols), JsonlWriter(folder / f"{stem}.jsonl", cols)):
-        try:
-            for row in rows:
-                writer.write(row)
-            files.append(writer.close())
-        except BaseException:
-            writer.abort()
-            raise
-    return files
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return value
+
+
+def write_csv(path: Path, names: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(names)
+        for row in rows:
+            writer.writerow([_csv_cell(row.get(n)) for n in names])
+        _sync(handle)
+    return _file_info(path, len(rows))
+
+
+def write_jsonl(path: Path, names: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    with open(path, "w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps({n: row.get(n) for n in names}, ensure_ascii=False) + "\n")
+        _sync(handle)
+    return _file_info(path, len(rows))
+
+
+def write_text(path: Path, text: str) -> dict[str, Any]:
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        _sync(handle)
+    return _file_info(path, None)
+
+
+def write_json(path: Path, data: Any) -> dict[str, Any]:
+    return write_text(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+
+
+def _sync(handle: Any) -> None:
+    handle.flush()
+    os.fsync(handle.fileno())
+
+
+def _both(folder: Path, stem: str, names: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [write_csv(folder / f"{stem}.csv", names, rows), write_jsonl(folder / f"{stem}.jsonl", names, rows)]
 
 
 def _rating_rows(study: Study, valid: bool) -> list[dict[str, Any]]:
@@ -96,15 +115,15 @@ def export_study(study: Study, n_boot: int = 2000) -> tuple[Path, dict[str, Any]
         files += _both(tmp, "ratings_excluded", RATING_COLUMNS, apart)
         files += _both(tmp, "aggregates", AGGREGATE_COLUMNS, [s.as_dict() for s in res.summary.scores])
         files += _both(tmp, "pairwise", PAIR_COLUMNS, [p.as_dict() for p in res.summary.pairs])
-        raters = [{**f.as_dict(), "rater": pseudonym(f.rater_id)} for f in quality.rater_figures(study)]
-        for r in raters:
+        figures = [{**f.as_dict(), "rater": pseudonym(f.rater_id)} for f in raters.rater_figures(study)]
+        for r in figures:
             r.pop("rater_id")
             r.pop("username")
-        files.append(write_json_atomic(tmp / "raters.json", raters))
+        files.append(write_json(tmp / "raters.json", figures))
         card = _card(study, res, valid, apart, files)
-        files.append(write_text_atomic(tmp / "README.md", card_markdown(card)))
+        files.append(write_text(tmp / "README.md", card_markdown(card)))
         card["files"] = files
-        write_json_atomic(tmp / "card.json", card)
+        write_json(tmp / "card.json", card)
         os.replace(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 from accounts.roles import Role, has_role
 from annotation.evaluation.controls import word_diff
 from annotation.evaluation.designs import DESIGNS
-from annotation.evaluation.models import EvalOutput, EvalPage, Study, StudyRater
+from annotation.models import EvalOutput, EvalPage, Study, StudyRater
 
 
 @dataclass(frozen=True)

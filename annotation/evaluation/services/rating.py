@@ -15,8 +15,8 @@ from django.db.models import F, Subquery
 from django.utils import timezone
 
 from annotation.evaluation.designs import DESIGNS, Design
-from annotation.evaluation.models import EvalItem, EvalOutput, EvalPage, Rating, StudyRater
-from annotation.evaluation.services import quality
+from annotation.evaluation.services import raters
+from annotation.models import EvalItem, EvalOutput, EvalPage, Rating, StudyRater
 from annotation.services.labeling import AnswerError, TooFast, check_min_time
 
 __all__ = ["AnswerError", "TooFast", "InvalidRatings", "PageGone", "Excluded", "OverCapacity", "PageResult", "submit_page"]
@@ -131,6 +131,6 @@ def submit_page(user: User, token: str, ratings: Sequence[Mapping[str, Any]], no
         page.save(update_fields=["answered_at", "seconds", "control_failed"])
         membership.pages_answered += 1
         membership.last_answer_at = now
-        membership.flagged = quality.should_flag(study, membership)
+        membership.flagged = raters.should_flag(study, membership)
         membership.save(update_fields=["pages_answered", "last_answer_at", "control_pages", "control_failed", "flagged"])
         return PageResult(page.token, False, membership.pages_answered)

@@ -13,7 +13,7 @@ import numpy as np
 from annotation.evaluation import metrics as m
 from annotation.evaluation import stats
 from annotation.evaluation.designs import AVERAGE, DESIGNS
-from annotation.evaluation.models import EvalOutput, EvalPage, Rating, Study, StudyRater
+from annotation.models import EvalOutput, EvalPage, Rating, Study, StudyRater
 
 METRIC_NAMES = ("sari", "bleu", "fkgl", "length")
 

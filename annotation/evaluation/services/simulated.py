@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 
 from accounts.roles import Role, grant
 from annotation.evaluation.designs import DESIGNS
-from annotation.evaluation.models import EvalOutput, Study
 from annotation.evaluation.services import assignment, rating
+from annotation.models import EvalOutput, Study
 
 
 @dataclass(frozen=True)

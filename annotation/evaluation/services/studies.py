@@ -14,7 +14,7 @@ from annotation.evaluation.balance import derived_seed
 from annotation.evaluation.controls import make_control, vocabulary
 from annotation.evaluation.designs import DEFAULT_INSTRUCTIONS, DESIGNS
 from annotation.evaluation.importers import ItemInput
-from annotation.evaluation.models import EvalItem, EvalOutput, Study
+from annotation.models import EvalItem, EvalOutput, Study
 
 CONTROL = "__control__"  # the control's member name in the balanced design (never shown)
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from annotation.evaluation.importers import ItemInput
-from annotation.evaluation.models import Study
 from annotation.evaluation.services import studies
+from annotation.models import Study
 
 SOURCES = [
     ("s1", "The city council approved a new budget on Tuesday after a long and heated debate.", "The city council approved a new budget."),

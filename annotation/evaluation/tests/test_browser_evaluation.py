@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from annotation.evaluation.models import EvalOutput, EvalPage, Rating, Study
 from annotation.evaluation.services import assignment, rating
 from annotation.evaluation.tests.factories import full_ratings, make_study
+from annotation.models import EvalOutput, EvalPage, Rating, Study
 from tests.browser import screenshot
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "evaluation-outputs.tsv"

@@ -10,9 +10,9 @@ from collections import Counter
 import pytest
 from django.db import connection, connections
 
-from annotation.evaluation.models import EvalItem, EvalOutput, EvalPage, Rating, StudyRater
-from annotation.evaluation.services import assignment, quality, rating
+from annotation.evaluation.services import assignment, raters, rating
 from annotation.evaluation.tests.factories import make_study
+from annotation.models import EvalItem, EvalOutput, EvalPage, Rating, StudyRater
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -68,7 +68,7 @@ def test_twenty_raters_race(postgres_only, make_user):  # type: ignore[no-untype
             barrier.wait()
             while not stop.is_set():
                 for m in StudyRater.objects.filter(study=study, flagged=True, excluded=False):
-                    quality.exclude_rater(study, m.rater_id)
+                    raters.exclude_rater(study, m.rater_id)
                 stop.wait(0.02)
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
@@ -86,7 +86,7 @@ def test_twenty_raters_race(postgres_only, make_user):  # type: ignore[no-untype
     watcher.join(30)
     assert not errors, errors[:3]
     for m in StudyRater.objects.filter(study=study, flagged=True, excluded=False):
-        quality.exclude_rater(study, m.rater_id)
+        raters.exclude_rater(study, m.rater_id)
     for user in users[N_CARELESS:]:  # items given back by exclusions are rated by the others
         work(user, race=False)
     assert not errors, errors[:3]

@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.evaluation.models import EvalItem, EvalOutput, EvalPage, Rating, StudyRater
-from annotation.evaluation.services import assignment, quality, rating, studies
+from annotation.evaluation.services import assignment, raters, rating, studies
 from annotation.evaluation.tests.factories import full_ratings, items, make_study
+from annotation.models import EvalItem, EvalOutput, EvalPage, Rating, StudyRater
 
 pytestmark = pytest.mark.django_db
 
@@ -152,13 +152,13 @@ def test_control_failures_flag_and_exclusion_keeps_ratings_apart(make_user):
     assert m_bad.flagged and m_bad.control_pages == 6 and m_bad.control_failed == 6
     assert not m_good.flagged and m_good.control_failed == 0
     n = Rating.objects.filter(rater=careless).count()
-    assert quality.exclude_rater(study, careless.pk) == n
-    assert quality.exclude_rater(study, careless.pk) == 0  # idempotent
+    assert raters.exclude_rater(study, careless.pk) == n
+    assert raters.exclude_rater(study, careless.pk) == 0  # idempotent
     assert Rating.objects.filter(rater=careless, is_valid=False).count() == n  # kept, apart
     assert all(i.ratings_count == 1 for i in EvalItem.objects.filter(study=study))  # back in the queue
     with pytest.raises(assignment.RaterExcluded):
         assignment.next_page(study, careless)
-    figures = {f.username: f for f in quality.rater_figures(study)}
+    figures = {f.username: f for f in raters.rater_figures(study)}
     assert figures["careless"].excluded and figures["careless"].control_fail_share == 1.0
     assert figures["careless"].mean_control_score == 90 and figures["careful"].mean_control_score == 10
     assert figures["careful"].straight_share == 1.0  # every version got the same value
@@ -171,3 +171,10 @@ def test_update_settings_refuses_design_changes():
     assert study.instructions == "Rate carefully." and study.min_seconds == 5
     with pytest.raises(studies.StudyError, match="cannot change design"):
         studies.update_settings(study, design="slider")
+
+
+def test_the_models_design_choices_are_the_designs():
+    from annotation.evaluation.designs import DESIGNS
+    from annotation.models import Study
+
+    assert dict(Study.Design.choices) == {key: d.label for key, d in DESIGNS.items()}

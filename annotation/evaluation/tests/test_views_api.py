@@ -13,9 +13,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.evaluation.models import EvalOutput, EvalPage, Rating, Study
-from annotation.evaluation.services import assignment, quality, studies
+from annotation.evaluation.services import assignment, raters, studies
 from annotation.evaluation.tests.factories import full_ratings, items, make_study
+from annotation.models import EvalOutput, EvalPage, Rating, Study
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "evaluation-outputs.tsv"
 
@@ -145,7 +145,7 @@ def test_excluded_rater_is_refused_everywhere(client, make_user):
     study = make_study("likert")
     user = make_user("anna", "annotator")
     assignment.next_page(study, user)
-    quality.exclude_rater(study, user.pk)
+    raters.exclude_rater(study, user.pk)
     client.force_login(user)
     page = client.get(reverse("evaluation:rate", args=[study.pk]))
     assert page.status_code == 403 and "Thank you for your work" in page.content.decode()
@@ -245,32 +245,6 @@ def test_create_from_a_file_in_the_page_is_all_or_nothing(client, researcher):
     assert EvalOutput.objects.filter(item__study=study, is_control=True).count() == 4
 
 
-def test_create_from_an_export_split(client, researcher, tmp_path, settings):
-    from curation.models import Corpus, ExportedDataset
-
-    settings.EXPORTS_DIR = tmp_path
-    folder = tmp_path / "1-manual-1"
-    folder.mkdir()
-    (folder / "test.tsv").write_text(
-        "aligned\tp1-0-0-0\tp1-1-0-0\tRain flooded villages.\tHeavy rain caused flooding in several villages.\t\n"
-        "aligned\tp2-0-0-0\tp2-1-0-0\tA museum will open.\tThe museum will open a new exhibition next month.\t\n"
-    )
-    corpus = Corpus.objects.create(name="toy", language="en")
-    export = ExportedDataset.objects.create(corpus=corpus, kind="manual", path="1-manual-1", files=[{"name": "test.tsv"}])
-    client.force_login(researcher)
-    r = client.post(reverse("evaluation:new"), {
-        "name": "From export", "design": "comparative", "export": str(export.pk), "split": "test", "reference_as_system": "on",
-        "outputs_file": SimpleUploadedFile("sys.tsv", b"item_id\tsystem\toutput\np1-1-0-0\tm\tRain flooded many villages.\np2-1-0-0\tm\tA new show opens.\n"),
-        "raters_per_item": 5, "sample_size": 100, "seed": 0, "min_seconds": 20, "control_threshold": 20, "flag_share": 0.2,
-    })
-    assert r.status_code == 302, r.content.decode()[:2000]
-    study = Study.objects.get(name="From export")
-    assert study.systems == ["m", "reference"] and study.show_reference
-    item = study.items.get(key="p1-1-0-0")
-    assert item.source.startswith("Heavy rain") and item.references == ["Rain flooded villages."]
-    assert study.source_info["export"] == export.pk and study.source_info["split"] == "test"
-
-
 def test_results_page_and_export_files(client, make_user, researcher, tmp_path, settings):
     settings.EXPORTS_DIR = tmp_path
     study = make_study("likert", n_items=6, raters=2)
@@ -280,7 +254,7 @@ def test_results_page_and_export_files(client, make_user, researcher, tmp_path, 
     for k, user in enumerate(users):
         while (page := assignment.next_page(study, user)) is not None:
             rating.submit_page(user, page.token, full_ratings(study, 3, value=3 + k))
-    quality.exclude_rater(study, users[1].pk)
+    raters.exclude_rater(study, users[1].pk)
     client.force_login(researcher)
     html = client.get(reverse("evaluation:results", args=[study.pk])).content.decode()
     assert "<svg" in html and "Fluency" in html and "Avg." in html and "SARI" in html and "Holm" in html

@@ -2,6 +2,7 @@
 
     manage.py evaluation_study create "Newsela test" --design likert --outputs outputs.tsv
     manage.py evaluation_study create "From export" --design comparative --export 12 --outputs sys.tsv
+    manage.py evaluation_study create "From files" --design likert --export-folder var/exports/3-manual-7 --reference-as-system
     manage.py evaluation_study list
     manage.py evaluation_study status 3            # progress, raters, flags
     manage.py evaluation_study simulate 3 --raters 12 --careless 2   # simulated raters, real services
@@ -20,11 +21,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.evaluation import export_source, importers
+from annotation.evaluation import importers, sources
 from annotation.evaluation import stats as st
 from annotation.evaluation.designs import DESIGNS
-from annotation.evaluation.models import Study, StudyRater
-from annotation.evaluation.services import exporting, quality, results, simulated, studies
+from annotation.evaluation.services import exporting, raters, results, simulated, studies
+from annotation.models import Study, StudyRater
 
 
 def _fmt(v: float | None, digits: int = 2) -> str:
@@ -41,6 +42,7 @@ class Command(BaseCommand):
         create.add_argument("--design", choices=list(DESIGNS), required=True)
         create.add_argument("--outputs", type=Path, help="TSV or JSONL of system outputs")
         create.add_argument("--export", type=int, help="id of an export: items from its split (complex = source, simple = reference)")
+        create.add_argument("--export-folder", type=Path, help="a folder holding an export's split files (instead of --export)")
         create.add_argument("--split", default="test")
         create.add_argument("--reference-as-system", action="store_true", help="rate the reference as a system too")
         create.add_argument("--raters", type=int, default=5, help="raters per item (default 5)")
@@ -84,6 +86,7 @@ class Command(BaseCommand):
     def do_create(self, opts: dict[str, Any]) -> None:
         info: dict[str, Any] = {}
         outputs: list[importers.ItemInput] = []
+        from_export = opts["export"] is not None or opts["export_folder"] is not None
         try:
             if opts["outputs"]:
                 path: Path = opts["outputs"]
@@ -95,19 +98,23 @@ class Command(BaseCommand):
                 except UnicodeDecodeError as exc:
                     raise CommandError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
                 info.update(file=path.name, sha256=hashlib.sha256(raw).hexdigest())
-                outputs = importers.parse_outputs(text, str(path), require_source=opts["export"] is None)
+                outputs = importers.parse_outputs(text, str(path), require_source=not from_export)
             if opts["export"] is not None:
                 try:
-                    folder, export_info = export_source.export_folder(opts["export"])
-                except export_source.ExportNotFound as exc:
+                    folder, export_info = sources.export_folder(opts["export"])
+                except sources.ExportNotFound as exc:
                     raise CommandError(str(exc)) from exc
                 info.update(export_info, split=opts["split"])
+            elif opts["export_folder"] is not None:
+                folder = opts["export_folder"]
+                info.update(export_folder=str(folder), split=opts["split"])
+            if from_export:
                 base = importers.items_from_export(folder, opts["split"])
                 items = importers.merge_outputs(base, outputs, str(opts["outputs"] or "outputs"), opts["reference_as_system"])
             elif outputs:
                 items = outputs
             else:
-                raise CommandError("give --outputs, --export, or both")
+                raise CommandError("give --outputs, --export (or --export-folder), or both")
             instructions = opts["instructions"].read_text(encoding="utf-8") if opts["instructions"] else ""
             setting = studies.StudySettings(
                 design=opts["design"], raters_per_item=opts["raters"], sample_size=opts["sample"], seed=opts["seed"],
@@ -134,7 +141,7 @@ class Command(BaseCommand):
         self.stdout.write(f"pages rated {done} of {items.count() * study.raters_per_item}; "
                           f"items complete {items.filter(ratings_count__gte=study.raters_per_item).count()} of {items.count()}")
         self.stdout.write("rater\tpages\tmedian_s\tfast\tsame_value\tcontrol_fails\tflagged\texcluded")
-        for f in quality.rater_figures(study):
+        for f in raters.rater_figures(study):
             self.stdout.write(f"{f.username}\t{f.pages}\t{_fmt(f.median_seconds, 1)}\t{_fmt(f.fast_share)}\t{_fmt(f.straight_share)}\t"
                               f"{f.control_failed}/{f.control_pages}\t{'yes' if f.flagged else 'no'}\t{'yes' if f.excluded else 'no'}")
 
@@ -156,7 +163,7 @@ class Command(BaseCommand):
         member = StudyRater.objects.filter(study=study, rater__username=opts["rater"]).first()
         if member is None:
             raise CommandError(f"{opts['rater']!r} has not rated in study #{study.pk}")
-        n = quality.exclude_rater(study, member.rater_id)
+        n = raters.exclude_rater(study, member.rater_id)
         self.stdout.write(f"{opts['rater']} excluded: {n} ratings kept apart")
 
     def do_simulate(self, opts: dict[str, Any]) -> None:

@@ -1,6 +1,7 @@
 """Human-evaluation studies: items (a source with references), system outputs (and controls),
 raters' memberships, pages (one item served to one rater, in a recorded balanced order) and
-ratings. Registered in the annotation app (imported from ``annotation/models.py``).
+ratings. The code that uses them is ``annotation/evaluation/``; the designs' scales are in
+``annotation.evaluation.designs`` (the choice labels below are the same, tested).
 
 Capacity per item, as for labeling job items: ``ratings_count + reserved_count <=
 raters_per_item``; ``ratings_count`` counts pages answered by raters who are not excluded.
@@ -11,14 +12,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from annotation.evaluation.designs import DESIGNS
-
 
 class Study(models.Model):
     class Design(models.TextChoices):
-        LIKERT = "likert", DESIGNS["likert"].label
-        SLIDER = "slider", DESIGNS["slider"].label
-        COMPARATIVE = "comparative", DESIGNS["comparative"].label
+        LIKERT = "likert", "Likert fluency / adequacy / simplicity"
+        SLIDER = "slider", "0-100 slider with control items"
+        COMPARATIVE = "comparative", "Comparative simplicity against the reference"
 
     class Status(models.TextChoices):
         OPEN = "open", "open"

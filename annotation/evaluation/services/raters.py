@@ -12,8 +12,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.evaluation.models import EvalItem, EvalPage, Rating, Study, StudyRater
-from annotation.services.quality import release_assignments
+from annotation.models import EvalItem, EvalPage, Rating, Study, StudyRater
+from annotation.services.removal import release_assignments
 
 
 def should_flag(study: Study, membership: StudyRater) -> bool:

@@ -276,7 +276,3 @@ class VerifiedLabel(models.Model):
     @property
     def changed(self) -> bool:
         return bool(self.aggregated_label) and self.aggregated_label != self.label
-
-
-# Human evaluation of simplification output (annotation/evaluation/): registered in this app.
-from annotation.evaluation.models import EvalItem, EvalOutput, EvalPage, Rating, Study, StudyRater  # noqa: E402, F401
