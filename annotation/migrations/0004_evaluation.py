@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0002_labeling_state'),
+        ('annotation', '0003_aggregation_mace_glad'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
