@@ -77,3 +77,7 @@ class TestAnswerAdmin(admin.ModelAdmin[TestAnswer]):
     list_display = ["job", "annotator", "test_question", "label", "correct", "created_at"]
     list_filter = ["correct", "job"]
     raw_id_fields = ["test_question"]
+
+
+# Human-evaluation studies register their own admin classes.
+from annotation.evaluation import admin as evaluation_admin  # noqa: E402, F401

@@ -12,6 +12,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("curation.urls")),
     path("", include("pipeline.urls")),
+    path("annotate/evaluation/", include("annotation.evaluation.urls")),
     path("annotate/", include("annotation.urls")),
     path("api/", include("curation.api_urls")),
     path("api/annotation/", include("annotation.api_urls")),

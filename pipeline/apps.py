@@ -11,3 +11,8 @@ class PipelineConfig(AppConfig):
         page_slots.contribute("nav", "pipeline/_nav_jobs.html", order=20)
         page_slots.contribute("nav", "pipeline/_nav_exports.html", order=40)
         page_slots.contribute("corpus_detail", "pipeline/_corpus_detail.html", order=20)
+
+        from annotation.evaluation import sources
+        from pipeline.evaluation_sources import SOURCE
+
+        sources.register(SOURCE)  # evaluation studies can take items from an export's split

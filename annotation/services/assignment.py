@@ -12,17 +12,20 @@ from __future__ import annotations
 import random
 import secrets
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from django.contrib.auth.models import User
-from django.db import transaction
-from django.db.models import Exists, F, OuterRef
+from django.db import models, transaction
+from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, JobItem, LabelingJob, Membership, TestQuestion
 from annotation.services.removal import release_assignments
 
 MAX_PENDING = 2  # the question on screen and the preloaded next one
+Row = TypeVar("Row", bound=models.Model)
 
 
 class JobClosed(Exception):
@@ -43,46 +46,70 @@ def new_token() -> str:
 
 
 SWEEP_EVERY_SECONDS = 5.0
-_last_sweep: dict[int, float] = {}
+_last_sweep: dict[object, float] = {}
+
+
+def maybe_sweep(key: object, sweep: Callable[[], object]) -> None:
+    """Run ``sweep`` at most every few seconds per ``key`` and process (cheap serving)."""
+    tick = time.monotonic()
+    if tick - _last_sweep.get(key, -1e9) >= SWEEP_EVERY_SECONDS:
+        _last_sweep[key] = tick
+        sweep()
 
 
 def maybe_release_expired(job: LabelingJob, now: datetime) -> None:
     """Sweep expired reservations at most every few seconds per job and process (cheap serving)."""
-    tick = time.monotonic()
-    if tick - _last_sweep.get(job.pk, -1e9) >= SWEEP_EVERY_SECONDS:
-        _last_sweep[job.pk] = tick
-        release_expired(job, now)
+    maybe_sweep(job.pk, lambda: release_expired(job, now))
 
 
 def release_expired(job: LabelingJob, now: datetime | None = None, limit: int = 500) -> int:
     """Delete unanswered assignments past their expiry and give their capacity back."""
+    return release_expired_rows(Assignment.objects.filter(job=job), JobItem.objects.all(), now, limit)
+
+
+def release_expired_rows(
+    assignments: QuerySet[Any], items: QuerySet[Any], now: datetime | None = None, limit: int = 500
+) -> int:
+    """``release_expired`` over any reservation rows (``item_id``, ``answered_at``, ``expires_at``)
+    and their items (``reserved_count``): labeling assignments or evaluation pages."""
     now = now or timezone.now()
     with transaction.atomic():
         pending = list(
-            Assignment.objects.select_for_update(skip_locked=True)
-            .filter(job=job, answered_at__isnull=True, expires_at__lte=now)
+            assignments.select_for_update(skip_locked=True)
+            .filter(answered_at__isnull=True, expires_at__lte=now)
             .order_by("pk")
             .values_list("pk", "item_id")[:limit]
         )
-        release_assignments(job.pk, pending)
+        release_assignments(0, pending, assignments=assignments, items=items)
     return len(pending)
+
+
+def reserve_free(
+    items: QuerySet[Row], capacity: int, seen: QuerySet[Any],
+    done: str = "judgments_count", reserved: str = "reserved_count", order: tuple[str, ...] = ("pk",),
+) -> Row | None:
+    """Lock the first of ``items`` with ``done + reserved < capacity`` that ``seen`` (a queryset
+    filtered on ``OuterRef("pk")``) does not hold, skipping rows other servers have locked, and
+    take one reservation on it. Call inside a transaction."""
+    item = (
+        items.select_for_update(skip_locked=True, of=("self",))
+        .alias(load=F(done) + F(reserved))
+        .filter(load__lt=capacity)
+        .filter(~Exists(seen))
+        .order_by(*order)
+        .first()
+    )
+    if item is not None:
+        type(item)._default_manager.filter(pk=item.pk).update(**{reserved: F(reserved) + 1})
+    return item
 
 
 def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime) -> Assignment | None:
     seen = Assignment.objects.filter(annotator=user, item=OuterRef("pk"))
-    item = (
-        JobItem.objects.select_for_update(skip_locked=True, of=("self",))
-        .select_related("candidate__simple", "candidate__complex")
-        .filter(job=job)
-        .alias(load=F("judgments_count") + F("reserved_count"))
-        .filter(load__lt=job.judgments_per_pair)
-        .filter(~Exists(seen))
-        .order_by("pk")
-        .first()
-    )
+    items = JobItem.objects.select_related("candidate__simple", "candidate__complex").filter(job=job)
+    item = reserve_free(items, job.judgments_per_pair, seen)
     if item is None:
         return None
-    JobItem.objects.filter(pk=item.pk).update(reserved_count=F("reserved_count") + 1)
     return Assignment.objects.create(
         job=job, annotator=user, item=item, token=new_token(), served_at=now, expires_at=expires
     )

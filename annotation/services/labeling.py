@@ -33,13 +33,25 @@ class Removed(AnswerError):
 
 
 class TooFast(AnswerError):
-    def __init__(self, wait_seconds: float, min_seconds: int) -> None:
+    def __init__(self, wait_seconds: float, min_seconds: int, unit: str = "question", read: str = "both sentences") -> None:
         self.wait_seconds = max(wait_seconds, 0.1)
         self.min_seconds = min_seconds
         super().__init__(
-            f"Please take at least {min_seconds} seconds per question: read both sentences, "
+            f"Please take at least {min_seconds} seconds per {unit}: read {read}, "
             f"then answer again in {self.wait_seconds:.0f} s."
         )
+
+
+def check_min_time(
+    served_at: datetime, last_answer_at: datetime | None, min_seconds: int, now: datetime, **message: str
+) -> float:
+    """Seconds spent since the later of the serve time and the previous answer; raises TooFast
+    when under ``min_seconds`` (``message``: TooFast's ``unit`` and ``read``)."""
+    start = max(served_at, last_answer_at or served_at)
+    elapsed = (now - start).total_seconds()
+    if elapsed < min_seconds:
+        raise TooFast(min_seconds - elapsed, min_seconds, **message)
+    return elapsed
 
 
 class OverCapacity(AnswerError):
@@ -117,10 +129,7 @@ def submit_answer(user: User, token: str, label: str, now: datetime | None = Non
         if membership.removed:
             raise Removed("You were removed from this job.")
         job = assignment.job
-        start = max(assignment.served_at, membership.last_answer_at or assignment.served_at)
-        elapsed = (now - start).total_seconds()
-        if elapsed < job.min_seconds:
-            raise TooFast(job.min_seconds - elapsed, job.min_seconds)
+        elapsed = check_min_time(assignment.served_at, membership.last_answer_at, job.min_seconds, now)
         if assignment.test_question is not None:
             correct = label == assignment.test_question.gold_label
             TestAnswer.objects.create(

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Membership
@@ -26,14 +27,20 @@ def below_threshold(job: LabelingJob, membership: Membership) -> bool:
     return membership.tests_correct / membership.tests_answered < job.accuracy_threshold
 
 
-def release_assignments(job_id: int, pending: Sequence[tuple[int, int | None]]) -> None:
-    """Delete reservations ``(assignment pk, item pk)`` and give their capacity back."""
+def release_assignments(
+    job_id: int, pending: Sequence[tuple[int, int | None]],
+    assignments: QuerySet[Any] | None = None, items: QuerySet[Any] | None = None,
+) -> None:
+    """Delete reservations ``(assignment pk, item pk)`` and give their capacity back
+    (labeling assignments and job items unless other reservation rows and items are given)."""
     if not pending:
         return
-    Assignment.objects.filter(pk__in=[pk for pk, _ in pending]).delete()
+    assignments = Assignment.objects.all() if assignments is None else assignments
+    items = JobItem.objects.all() if items is None else items
+    assignments.filter(pk__in=[pk for pk, _ in pending]).delete()
     per_item = Counter(item for _, item in pending if item is not None)
     for item_id in sorted(per_item):
-        JobItem.objects.filter(pk=item_id).update(reserved_count=F("reserved_count") - per_item[item_id])
+        items.filter(pk=item_id).update(reserved_count=F("reserved_count") - per_item[item_id])
 
 
 def remove_annotator(job: LabelingJob, membership: Membership, now: datetime | None = None) -> int:

@@ -4,17 +4,15 @@ non-adjacent levels) one article at a time, the raw judgments and aggregated lab
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db.models import Count
 
+from accounts.pseudonyms import pseudonym
 from alignment_engine.ids import COMPLEX, SIMPLE, sentence_id
 from annotation.agreement import LABEL_CODE, LABELS, krippendorff_alpha_nominal
 from annotation.models import AggregatedLabel, Judgment, VerifiedLabel
@@ -28,15 +26,6 @@ from pipeline.exports.parameters import ALIGNED_LABELS, CHUNK, Params
 from pipeline.exports.writers import EXTENSIONS, MANUAL_COLUMNS, RowWriter, SplitWriters, columns, open_writer
 from pipeline.jobs import ProgressRecorder
 from pipeline.models import ExportedDataset
-
-
-def pseudonym(user_id: int | None) -> str:
-    """A stable pseudonym for an annotator: HMAC-SHA256 of the id under SECRET_KEY, 10 hex digits."""
-    if user_id is None:
-        return ""
-    digest = hmac.new(settings.SECRET_KEY.encode(), f"annotator:{user_id}".encode(), hashlib.sha256).hexdigest()
-    return f"ann_{digest[:10]}"
-
 
 # labelling item -> candidate pair, article and sentence positions (judgments and aggregated labels)
 ITEM_FIELDS = (

@@ -22,10 +22,10 @@ def test_nav_links_come_from_each_app_in_order(client_for, make_user) -> None:  
     admin = make_user("ada", "admin")
     admin.groups.add(*make_user("v", "verifier").groups.all(), *make_user("r", "researcher").groups.all())
     html = client_for(admin).get(reverse("curation:corpus_list")).content.decode()
-    assert nav_links(html) == ["Corpora", "Labeling", "Paragraphs", "Jobs", "Models", "Agreement", "Verify", "Exports",
-                               "Import", "Admin"]
-    assert page_slots.templates("nav") == ["annotation/_nav_labeling.html", "pipeline/_nav_jobs.html",
-                                           "annotation/_nav_quality.html", "pipeline/_nav_exports.html"]
+    assert nav_links(html) == ["Corpora", "Labeling", "Paragraphs", "Evaluation", "Jobs", "Models", "Agreement", "Verify",
+                               "Exports", "Import", "Admin"]
+    assert page_slots.templates("nav") == ["annotation/_nav_labeling.html", "annotation/evaluation/_nav.html",
+                                           "pipeline/_nav_jobs.html", "annotation/_nav_quality.html", "pipeline/_nav_exports.html"]
 
 
 def test_corpus_and_pair_pages_show_what_the_higher_apps_contribute(client_for, make_user) -> None:  # type: ignore[no-untyped-def]
