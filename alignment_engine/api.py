@@ -122,7 +122,8 @@ def train_lr(pairs: Sequence[DocPair], gold: Sequence[Alignment], out_dir: str |
              dev_pairs: Sequence[DocPair] | None = None, dev_gold: Sequence[Alignment] | None = None) -> LogisticAligner:
     """Fit the logistic-regression baseline on gold (threshold tuned on dev, else on the training data)."""
     from alignment_engine.baselines import tune_threshold
-    from alignment_engine.evaluation import gold_matrix, group_by_pair
+    from alignment_engine.evaluation import group_by_pair
+    from alignment_engine.gold import gold_matrix
 
     by_pair = group_by_pair(gold)
     examples = [(p.simple_sentences(), p.complex_sentences(), gold_matrix(p, by_pair.get(p.pair_id, [])))
@@ -184,12 +185,16 @@ def evaluate(gold: list[Alignment], pred: list[Alignment], pairs: list[DocPair] 
 
 def train(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignment], dev_pairs: Sequence[DocPair] | None = None,
           dev_gold: Sequence[Alignment] | None = None, out_dir: str | Path = "var/models/crf", seed: int = 0,
-          device: str = "auto", progress: ProgressCallback | None = None, **config: object) -> Path:
-    """Train the neural CRF aligner (forwards to ``alignment_engine.training.train_model``)."""
+          device: str = "auto", progress: ProgressCallback | None = None, **options: object) -> Path:
+    """Train the neural CRF aligner (forwards to ``alignment_engine.training.train_model``).
+
+    With no ``options`` this trains ``CRFConfig()``, the best configuration measured (the same model as
+    ``python -m alignment_engine train`` without ``--set``); each option changes one ``CRFConfig`` field.
+    """
     from alignment_engine.training import train_model
 
     return train_model(train_pairs, train_gold, dev_pairs, dev_gold, out_dir=out_dir, seed=seed, device=device,
-                       progress=progress, **config)
+                       progress=progress, **options)  # type: ignore[arg-type]
 
 
 def align(pairs: Sequence[DocPair], method: str = DEFAULT_METHOD, model_dir: str | Path | None = None,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from alignment_engine.evaluation import evaluate
+from alignment_engine.rows import rows_from_matrix
 from alignment_engine.similarity import LogisticSimilarity, similarity_matrix
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
@@ -61,13 +62,7 @@ class MatrixAligner:
     def rows(self, pair: DocPair, scores: np.ndarray, threshold: float) -> list[Alignment]:
         if scores.size == 0:
             return []
-        chosen = self.decide(scores, threshold)
-        simple, complex_ = pair.simple_sentences(), pair.complex_sentences()
-        sids, cids = pair.simple_ids(), pair.complex_ids()
-        return [
-            Alignment("aligned", sids[i], cids[j], simple[i], complex_[j], round(float(scores[i, j]), 6))
-            for i, j in zip(*np.nonzero(chosen), strict=True)
-        ]
+        return rows_from_matrix(pair, self.decide(scores, threshold), scores)
 
     def align(self, pairs: Sequence[DocPair], progress: ProgressCallback | None = None) -> list[list[Alignment]]:
         out = []

@@ -206,7 +206,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         result = {"tuned_on": args.pairs, **tuned.to_dict()}
         if args.eval_pairs:
             e_pairs, e_gold = read_pairs_jsonl(args.eval_pairs), read_alignment_tsv(args.eval_gold)
-            gold_links = paragraphs.gold_paragraph_links(e_pairs, e_gold)
+            from alignment_engine.gold import gold_paragraph_links
+
+            gold_links = gold_paragraph_links(e_pairs, e_gold)
             for tag, th in (("eval", tuned.thresholds), ("eval_default", paragraphs.defaults(args.paragraphs))):
                 pred = {(p.pair_id, c, s) for p in e_pairs
                         for c, s, _ in paragraphs.align_paragraphs(p, args.similarity, args.paragraphs, th)}

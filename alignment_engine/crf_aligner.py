@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 from alignment_engine import crf
+from alignment_engine.crf_config import EMISSIONS, CRFConfig
 from alignment_engine.features import (
     ENCODER_FEATURES,
     TRANSITION_FEATURES,
@@ -47,29 +48,11 @@ from alignment_engine.features import (
     start_features,
     transition_features,
 )
-from alignment_engine.types import Alignment, DocPair, Label, ProgressCallback
+from alignment_engine.paragraphs import align_paragraphs
+from alignment_engine.rows import rows_from_matrix
+from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
-EMISSIONS = ("encoder", "lexical", "encoder+lexical")
-UNITS = ("document", "paragraph")
-PARAGRAPH_MODES = ("none", "predicted", "gold")
 COMBINES = ("forward", "reverse", "union", "intersection", "marginal_max", "marginal_mean", "union_marginal")
-
-DEFAULT_CONFIG: dict = {
-    "emission": "encoder+lexical",
-    "unit": "document",
-    "paragraphs": "none",
-    "paragraph_similarity": "c3g",
-    "paragraph_algorithm": "news",
-    "candidate_k": 3,
-    "hidden": 32,
-    "transition_hidden": 16,
-    "crf_epochs": 20,
-    "crf_lr": 0.01,
-    "crf_weight_decay": 1e-4,
-    "crf_batch": 8,
-    "transitions": True,
-    "gold_target": "best",
-}
 
 
 # ---- per-document data --------------------------------------------------------------------
@@ -125,16 +108,6 @@ def paragraph_allowed(pair: DocPair, links: Sequence[tuple[int, int, float]]) ->
     return linked[sp[:, None], cp[None, :]]
 
 
-def gold_paragraph_links(pair: DocPair, gold_pairs: set[tuple[str, str]]) -> list[tuple[int, int, float]]:
-    """Paragraph links implied by gold sentence pairs: (complex paragraph, simple paragraph, 1.0)."""
-    out = set()
-    for s_id, c_id in gold_pairs:
-        sp = int(s_id.rsplit("-", 2)[1])
-        cp = int(c_id.rsplit("-", 2)[1])
-        out.add((cp, sp))
-    return [(c, s, 1.0) for c, s in sorted(out)]
-
-
 # ---- sequences ----------------------------------------------------------------------------
 
 @dataclass
@@ -153,7 +126,7 @@ class Seq:
 def build_sequences(
     docs: Sequence[DocData],
     direction: str,
-    config: dict,
+    config: CRFConfig,
     mean: np.ndarray,
     scale: np.ndarray,
     gold: Sequence[np.ndarray] | None = None,
@@ -165,7 +138,7 @@ def build_sequences(
     """
     out: list[Seq] = []
     for d, doc in enumerate(docs):
-        feats = (cell_features(doc, config["emission"]) - mean) / scale
+        feats = (cell_features(doc, config.emission) - mean) / scale
         allowed = doc.allowed if doc.allowed is not None else np.ones(doc.shape, dtype=bool)
         c3g = doc.lex[:, :, 0] if doc.lex.size else np.zeros(doc.shape)
         g = None if gold is None else gold[d]
@@ -175,7 +148,7 @@ def build_sequences(
             c3g = c3g.T
             g = None if g is None else g.T
         m, n = allowed.shape
-        if config["unit"] == "paragraph" and doc.allowed is not None:
+        if config.unit == "paragraph" and doc.allowed is not None:
             para_of = np.asarray(doc.pair.simple_paragraph_of() if direction == "s2c" else doc.pair.complex_paragraph_of())
             groups = [np.flatnonzero(para_of == p) for p in np.unique(para_of)] if m else []
         else:
@@ -194,7 +167,19 @@ def build_sequences(
     return out
 
 
-def collate(seqs: Sequence[Seq], device: torch.device) -> dict[str, torch.Tensor]:
+@dataclass
+class Batch:
+    """Padded tensors of several sequences of one direction (``B`` sequences, ``T`` steps, ``L`` labels)."""
+
+    feats: torch.Tensor  # (B, T, L-1, F) standardised cell features
+    label_mask: torch.Tensor  # (B, T, L) bool, label 0 always allowed
+    step_mask: torch.Tensor  # (B, T) bool
+    n_labels: torch.Tensor  # (B,) long: real labels + 1 of each sequence
+    gold: torch.Tensor  # (B, T) long: the gold label of each step (0 when none or unknown)
+    gold_sets: torch.Tensor  # (B, T, L) bool: every gold label of each step (0 when none)
+
+
+def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
     b = len(seqs)
     t = max(len(s.rows) for s in seqs)
     lab = max(len(s.cols) for s in seqs) + 1
@@ -217,14 +202,14 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> dict[str, torch.Tensor
             gold[i, :tt] = s.gold
         if s.gold_sets is not None:
             gold_sets[i, :tt, : ll + 1] = s.gold_sets
-    return {
-        "feats": torch.from_numpy(feats).to(device),
-        "label_mask": torch.from_numpy(label_mask).to(device),
-        "step_mask": torch.from_numpy(step_mask).to(device),
-        "n_labels": torch.from_numpy(n_labels).to(device),
-        "gold": torch.from_numpy(gold).to(device),
-        "gold_sets": torch.from_numpy(gold_sets).to(device),
-    }
+    return Batch(
+        feats=torch.from_numpy(feats).to(device),
+        label_mask=torch.from_numpy(label_mask).to(device),
+        step_mask=torch.from_numpy(step_mask).to(device),
+        n_labels=torch.from_numpy(n_labels).to(device),
+        gold=torch.from_numpy(gold).to(device),
+        gold_sets=torch.from_numpy(gold_sets).to(device),
+    )
 
 
 # ---- the network --------------------------------------------------------------------------
@@ -242,8 +227,8 @@ class ChainScorer(nn.Module):
                                    nn.Linear(transition_hidden, 1))
         self.start = nn.Linear(3, 1)
 
-    def forward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        feats, label_mask = batch["feats"], batch["label_mask"]
+    def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        feats, label_mask = batch.feats, batch.label_mask
         b, t, l1, _ = feats.shape
         allowed = label_mask[:, :, 1:]
         # the emission network runs on allowed cells only (padding and masked labels are skipped)
@@ -262,7 +247,7 @@ class ChainScorer(nn.Module):
         start = feats.new_zeros((b, lab))
         if not self.use_transitions:  # ablation "without the CRF": independent per-step choices
             return emissions, trans, start
-        for i, n in enumerate(batch["n_labels"].tolist()):
+        for i, n in enumerate(batch.n_labels.tolist()):
             tf = transition_features(n, device=feats.device)
             trans[i, :n, :n] = self.trans(tf).squeeze(-1)
             start[i, :n] = self.start(start_features(n, device=feats.device)).squeeze(-1)
@@ -293,7 +278,7 @@ def _batches(seqs: list[Seq], size: int, rng: np.random.Generator | None) -> lis
 def train_crf(
     model: BiCRF,
     train: dict[str, list[Seq]],
-    config: dict,
+    config: CRFConfig,
     seed: int,
     progress: Callable[[str], None] | None = None,
 ) -> dict:
@@ -303,30 +288,31 @@ def train_crf(
     from alignment_engine.encoders import configure_threads
 
     configure_threads()
-    opt = torch.optim.Adam(model.parameters(), lr=config["crf_lr"], weight_decay=config["crf_weight_decay"])
-    epochs = max(int(config["crf_epochs"]), 1)
+    opt = torch.optim.Adam(model.parameters(), lr=config.crf_lr, weight_decay=config.crf_weight_decay)
+    epochs = max(int(config.crf_epochs), 1)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: 1.0 - 0.9 * e / epochs)  # linear decay to 10%
     device = next(model.parameters()).device
-    stats = {"epochs": config["crf_epochs"], "loss": []}
-    batches = {d: [collate(b, device) for b in _batches([s for s in seqs if len(s.rows)], config["crf_batch"], None)]
+    stats: dict = {"epochs": config.crf_epochs, "loss": []}
+    batches = {d: [collate(b, device) for b in _batches([s for s in seqs if len(s.rows)], config.crf_batch, None)]
                for d, seqs in train.items()}
-    total_steps = {d: sum(int(b["step_mask"].sum()) for b in bs) for d, bs in batches.items()}
-    for epoch in range(config["crf_epochs"]):
+    total_steps = {d: sum(int(b.step_mask.sum()) for b in bs) for d, bs in batches.items()}
+    for epoch in range(config.crf_epochs):
         epoch_loss = 0.0
         for d, bs in batches.items():
             order = rng.permutation(len(bs))
             for k in order:
                 batch = bs[int(k)]
                 emis, trans, start = model.direction(d)(batch)
-                kw = {"start": start, "step_mask": batch["step_mask"]}
-                if config.get("gold_target", "any") == "any":
+                if config.gold_target == "any":
                     # log P(path within the gold label sets): a step of an n:1 merge may take any of its
                     # gold complex sentences (constrained forward algorithm minus log Z)
-                    ll = crf.log_partition(emis, trans, label_mask=batch["gold_sets"] & batch["label_mask"],
-                                           require_null=False, **kw) - \
-                        crf.log_partition(emis, trans, label_mask=batch["label_mask"], **kw)
+                    ll = crf.log_partition(emis, trans, start=start, step_mask=batch.step_mask,
+                                           label_mask=batch.gold_sets & batch.label_mask, require_null=False) - \
+                        crf.log_partition(emis, trans, start=start, step_mask=batch.step_mask,
+                                          label_mask=batch.label_mask)
                 else:  # "best": the gold label with the highest C3G
-                    ll = crf.log_likelihood(emis, trans, batch["gold"], label_mask=batch["label_mask"], **kw)
+                    ll = crf.log_likelihood(emis, trans, batch.gold, start=start, step_mask=batch.step_mask,
+                                            label_mask=batch.label_mask)
                 loss = -ll.sum() / max(total_steps[d], 1)
                 opt.zero_grad()
                 loss.backward()
@@ -335,24 +321,42 @@ def train_crf(
         sched.step()
         stats["loss"].append(round(epoch_loss, 5))
         if progress:
-            progress(f"crf epoch {epoch + 1}/{config['crf_epochs']} loss {epoch_loss:.4f}")
+            progress(f"crf epoch {epoch + 1}/{config.crf_epochs} loss {epoch_loss:.4f}")
     return stats
+
+
+@dataclass
+class Decoded:
+    """Both directions' decoding of one document, as (m, n) matrices (rows simple, columns complex)."""
+
+    forward: np.ndarray  # bool: the simple->complex Viterbi path
+    reverse: np.ndarray  # bool: the complex->simple Viterbi path
+    forward_marginals: np.ndarray  # float32: P(a_i = j) of the simple->complex CRF
+    reverse_marginals: np.ndarray  # float32: P(b_j = i) of the complex->simple CRF
+
+    @classmethod
+    def empty(cls, shape: tuple[int, int]) -> Decoded:
+        return cls(np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool), np.zeros(shape, dtype=np.float32),
+                   np.zeros(shape, dtype=np.float32))
+
+    @property
+    def score(self) -> np.ndarray:
+        """(m, n) confidence of each cell: the larger of the two directions' marginals."""
+        return np.maximum(self.forward_marginals, self.reverse_marginals)
 
 
 @torch.no_grad()
 def decode(model: BiCRF, seqs: dict[str, list[Seq]], docs: Sequence[DocData], batch_size: int = 16
-           ) -> list[dict[str, np.ndarray]]:
-    """Per document: Viterbi masks ``vf``/``vr`` and marginals ``mf``/``mr`` as (m, n) matrices."""
+           ) -> list[Decoded]:
+    """Per document: both directions' Viterbi paths and exact marginals."""
     device = next(model.parameters()).device
-    out = [{k: np.zeros(doc.shape, dtype=np.float32 if k.startswith("m") else bool) for k in ("vf", "vr", "mf", "mr")}
-           for doc in docs]
+    out = [Decoded.empty(doc.shape) for doc in docs]
     for d, items in seqs.items():
-        vkey, mkey = ("vf", "mf") if d == "s2c" else ("vr", "mr")
         nonempty = [s for s in items if len(s.rows) and len(s.cols)]
         for chunk in _batches(nonempty, batch_size, None):
             batch = collate(chunk, device)
             emis, trans, start = model.direction(d)(batch)
-            kw = {"start": start, "step_mask": batch["step_mask"], "label_mask": batch["label_mask"]}
+            kw = {"start": start, "step_mask": batch.step_mask, "label_mask": batch.label_mask}
             _, path = crf.viterbi(emis, trans, **kw)
             marg = crf.marginals(emis, trans, **kw)
             path_np, marg_np = path.cpu().numpy(), marg.float().cpu().numpy()
@@ -363,18 +367,21 @@ def decode(model: BiCRF, seqs: dict[str, list[Seq]], docs: Sequence[DocData], ba
                 hit = labels > 0
                 v[np.flatnonzero(hit), labels[hit] - 1] = True
                 mm = marg_np[i, :tt, 1 : ll + 1]
+                dec = out[s.doc]
                 if d == "c2s":
-                    out[s.doc][vkey][np.ix_(s.cols, s.rows)] |= v.T
-                    out[s.doc][mkey][np.ix_(s.cols, s.rows)] = np.maximum(out[s.doc][mkey][np.ix_(s.cols, s.rows)], mm.T)
+                    cells = np.ix_(s.cols, s.rows)
+                    dec.reverse[cells] |= v.T
+                    dec.reverse_marginals[cells] = np.maximum(dec.reverse_marginals[cells], mm.T)
                 else:
-                    out[s.doc][vkey][np.ix_(s.rows, s.cols)] |= v
-                    out[s.doc][mkey][np.ix_(s.rows, s.cols)] = np.maximum(out[s.doc][mkey][np.ix_(s.rows, s.cols)], mm)
+                    cells = np.ix_(s.rows, s.cols)
+                    dec.forward[cells] |= v
+                    dec.forward_marginals[cells] = np.maximum(dec.forward_marginals[cells], mm)
     return out
 
 
-def combine(dec: dict[str, np.ndarray], rule: str, threshold: float = 0.5) -> np.ndarray:
+def combine(dec: Decoded, rule: str, threshold: float = 0.5) -> np.ndarray:
     """(m, n) bool predicted alignment of one document from both directions."""
-    vf, vr, mf, mr = dec["vf"], dec["vr"], dec["mf"], dec["mr"]
+    vf, vr, mf, mr = dec.forward, dec.reverse, dec.forward_marginals, dec.reverse_marginals
     if rule == "forward":
         return vf
     if rule == "reverse":
@@ -421,7 +428,7 @@ class CRFAligner:
 
     name = "crf"
 
-    def __init__(self, model: BiCRF, encoder, config: dict, norm: dict, thresholds: dict,  # type: ignore[no-untyped-def]
+    def __init__(self, model: BiCRF, encoder, config: CRFConfig, norm: dict, thresholds: dict,  # type: ignore[no-untyped-def]
                  device: torch.device) -> None:
         self.model = model.to(device).eval()
         self.encoder = encoder
@@ -442,13 +449,13 @@ class CRFAligner:
 
         dev = resolve_device(device)
         meta = model_store.read_meta(model_dir)
-        config = {**DEFAULT_CONFIG, **meta["config"]}
-        n_feat = len(feature_names(config["emission"]))
-        model = BiCRF(n_feat, config["hidden"], config["transition_hidden"], bool(config["transitions"]))
+        config = model_store.read_config(meta, model_dir)
+        n_feat = len(feature_names(config.emission))
+        model = BiCRF(n_feat, config.hidden, config.transition_hidden, config.transitions)
         model.load_state_dict(torch.load(Path(model_dir) / model_store.CRF_WEIGHTS, map_location="cpu",
                                          weights_only=True))
         encoder = None
-        if config["emission"] != "lexical":
+        if config.uses_encoder:
             encoder = CrossEncoder.load(Path(model_dir) / model_store.ENCODER_DIR, device=str(dev))
             if quantize and dev.type == "cpu":
                 encoder.quantize()
@@ -459,7 +466,7 @@ class CRFAligner:
         return prepare_docs(pairs, self.config, self.encoder, links=links, progress=progress, timings=self.timings,
                             counters=self.counters)
 
-    def predict_docs(self, docs: Sequence[DocData]) -> list[dict[str, np.ndarray]]:
+    def predict_docs(self, docs: Sequence[DocData]) -> list[Decoded]:
         t0 = time.perf_counter()
         seqs = {d: build_sequences(docs, d, self.config, self.mean, self.scale) for d in ("s2c", "c2s")}
         dec = decode(self.model, seqs, docs)
@@ -483,21 +490,15 @@ class CRFAligner:
         return out
 
 
-def alignments_from(doc: DocData, dec: dict[str, np.ndarray], thresholds: dict) -> list[Alignment]:
+def alignments_from(doc: DocData, dec: Decoded, thresholds: dict) -> list[Alignment]:
     pred = combine(dec, thresholds.get("combine", "union"), thresholds.get("marginal", 0.5))
     partial = partial_labels(pred, doc.lex, thresholds.get("partial", {"group": True, "min_len_ratio": 0.0}))
-    score = np.maximum(dec["mf"], dec["mr"])
-    s_ids, c_ids = doc.pair.simple_ids(), doc.pair.complex_ids()
-    rows = []
-    for i, j in zip(*np.nonzero(pred), strict=True):
-        label = Label.PARTIAL.value if partial[i, j] else Label.ALIGNED.value
-        rows.append(Alignment(label, s_ids[i], c_ids[j], doc.simple[i], doc.complex[j], round(float(score[i, j]), 4)))
-    return rows
+    return rows_from_matrix(doc.pair, pred, dec.score, partial)
 
 
 def prepare_docs(
     pairs: Sequence[DocPair],
-    config: dict,
+    config: CRFConfig,
     encoder,  # type: ignore[no-untyped-def]
     links: Sequence[list[tuple[int, int, float]]] | None = None,
     progress: ProgressCallback | None = None,
@@ -518,7 +519,7 @@ def prepare_docs(
         if links is not None:
             plinks = list(links[k])
             allowed = paragraph_allowed(pair, plinks)
-        elif config["paragraphs"] == "predicted":
+        elif config.paragraphs == "predicted":
             plinks = predicted_links(pair, config)
             allowed = paragraph_allowed(pair, plinks)
         m, n = len(simple), len(complex_)
@@ -528,8 +529,8 @@ def prepare_docs(
         docs.append(DocData(pair, simple, complex_, lex, np.zeros((m, n), dtype=np.float32),
                             np.zeros((m, n), dtype=bool), allowed, plinks))
     timings["features"] = timings.get("features", 0.0) + time.perf_counter() - t0
-    if config["emission"] != "lexical" and encoder is not None:
-        score_candidates(docs, encoder, config["candidate_k"], timings, counters, enc_cache)
+    if config.uses_encoder and encoder is not None:
+        score_candidates(docs, encoder, config.candidate_k, timings, counters, enc_cache)
     if progress:
         progress(len(pairs), len(pairs))
     return docs
@@ -566,13 +567,10 @@ def score_candidates(docs: Sequence[DocData], encoder, k: int, timings: dict[str
     timings["encoder"] = timings.get("encoder", 0.0) + (t2 - t1)
 
 
-def predicted_links(pair: DocPair, config: dict) -> list[tuple[int, int, float]]:
+def predicted_links(pair: DocPair, config: CRFConfig) -> list[tuple[int, int, float]]:
     """Paragraph alignment of the pair with the engine's paragraph aligner (Algorithms 1-4)."""
-    from alignment_engine import api
-
-    return list(api.align_paragraphs(pair, similarity=config["paragraph_similarity"],
-                                     algorithm=config["paragraph_algorithm"],
-                                     thresholds=config.get("paragraph_thresholds")))
+    return list(align_paragraphs(pair, similarity=config.paragraph_similarity, algorithm=config.paragraph_algorithm,
+                                 thresholds=config.paragraph_thresholds))
 
 
 def fit_normalisation(docs: Sequence[DocData], emission: str) -> dict:
@@ -585,15 +583,4 @@ def fit_normalisation(docs: Sequence[DocData], emission: str) -> dict:
             "features": feature_names(emission)}
 
 
-def gold_matrix(doc: DocData, gold_pairs: set[tuple[str, str]]) -> np.ndarray:
-    s_index = {sid: i for i, sid in enumerate(doc.pair.simple_ids())}
-    c_index = {cid: j for j, cid in enumerate(doc.pair.complex_ids())}
-    g = np.zeros(doc.shape, dtype=np.int64)
-    for s_id, c_id in gold_pairs:
-        i, j = s_index.get(s_id), c_index.get(c_id)
-        if i is not None and j is not None:
-            g[i, j] = 1
-    return g
-
-
-__all__ = ["CRFAligner", "DEFAULT_CONFIG", "EMISSIONS", "COMBINES"]
+__all__ = ["COMBINES", "EMISSIONS", "Batch", "CRFAligner", "CRFConfig", "Decoded"]

@@ -1,18 +1,31 @@
-"""Task 1 / Task 2 precision, recall and F1 (Jiang et al. 2020), identical strings left out.
+"""The engine's one scorer: Task 1 / Task 2 precision, recall and F1 (Jiang et al. 2020), identical
+strings left out, and recall / precision by alignment-group shape.
 
-Mirrors ``../shared/tools/score_alignments.py`` exactly (same rounding, same handling of duplicates,
-out-of-scope rows and identical-string pairs), so both report the same figures for the same files.
+The Task 1 / Task 2 blocks mirror ``../shared/tools/score_alignments.py`` exactly (same rounding, same
+handling of duplicates, out-of-scope rows and identical-string pairs), so both report the same figures
+for the same files. Training (``model.json`` ``dev_metrics``), the command line and the product's model
+registry all score with :func:`evaluate`.
+
+Group shapes (``groups`` in the result): the connected components of the positive pairs of one side
+(gold or prediction; a component is a set of complex and simple sentences linked by pairs) are
+``1:1``, ``1:n`` (one complex sentence split into n simple ones), ``n:1`` (n complex sentences merged
+into one simple one) or ``m:n``. ``groups.gold[shape]`` gives the share of the Task 1 gold pairs in
+gold groups of that shape and their recall; ``groups.pred[shape]`` the precision of the predicted
+pairs in predicted groups of that shape (Task 1 pairs, identical strings left out).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from alignment_engine.errors import InputError
+from alignment_engine.gold import STRICT_LABELS
+from alignment_engine.ids import pair_id_of
 from alignment_engine.types import Alignment, DocPair
 
 POSITIVE = {"aligned": True, "partialAligned": True, "identical": True, "notAligned": False}
-STRICT = ("aligned", "identical")
+STRICT = tuple(sorted(STRICT_LABELS))
+SHAPES = ("1:1", "1:n", "n:1", "m:n")
 
 
 def norm(text: str) -> str:
@@ -30,7 +43,64 @@ def prf(tp: int, n_pred: int, n_gold: int) -> dict:
 
 
 def _pair_of(sentence_id: str) -> str:
-    return sentence_id.split("-", 1)[0]
+    return pair_id_of(sentence_id)
+
+
+def group_shapes(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """Shape of the connected component (of ``pairs``) that each ``(simple_id, complex_id)`` pair belongs to.
+
+    ``1:1``; ``1:n`` one complex sentence with several simple ones (a split); ``n:1`` several complex
+    sentences with one simple one (a merge); ``m:n`` several of both.
+    """
+    parent: dict[tuple[int, str], tuple[int, str]] = {}
+
+    def find(x: tuple[int, str]) -> tuple[int, str]:
+        root = x
+        while parent.setdefault(root, root) != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    items = list(dict.fromkeys(pairs))
+    for s, c in items:
+        a, b = find((0, s)), find((1, c))
+        if a != b:
+            parent[a] = b
+    n_simple: dict[tuple[int, str], set[str]] = {}
+    n_complex: dict[tuple[int, str], set[str]] = {}
+    for s, c in items:
+        root = find((0, s))
+        n_simple.setdefault(root, set()).add(s)
+        n_complex.setdefault(root, set()).add(c)
+    out: dict[tuple[str, str], str] = {}
+    for s, c in items:
+        root = find((0, s))
+        many_s, many_c = len(n_simple[root]) > 1, len(n_complex[root]) > 1
+        out[(s, c)] = "m:n" if many_s and many_c else "1:n" if many_s else "n:1" if many_c else "1:1"
+    return out
+
+
+def shape_scores(gold_pos: set[tuple[str, str]], pred_pos: set[tuple[str, str]],
+                 scored: Callable[[tuple[str, str]], bool]) -> dict:
+    """Recall per gold group shape and precision per predicted group shape, over the pairs ``scored`` keeps.
+
+    Groups are the components of all positive pairs of each side (identical strings included, so a
+    split whose first part is copied is still a split); only the pairs ``scored`` keeps are counted.
+    """
+    g_shape, p_shape = group_shapes(gold_pos), group_shapes(pred_pos)
+    g_all = [k for k in gold_pos if scored(k)]
+    p_all = [k for k in pred_pos if scored(k)]
+    out: dict = {"gold": {}, "pred": {}}
+    for shape in SHAPES:
+        g = [k for k in g_all if g_shape[k] == shape]
+        tp = sum(1 for k in g if k in pred_pos)
+        out["gold"][shape] = {"gold": len(g), "share": round(len(g) / len(g_all), 6) if g_all else 0.0,
+                              "tp": tp, "recall": round(tp / len(g), 6) if g else 0.0}
+        p = [k for k in p_all if p_shape[k] == shape]
+        tp = sum(1 for k in p if k in gold_pos)
+        out["pred"][shape] = {"pred": len(p), "tp": tp, "precision": round(tp / len(p), 6) if p else 0.0}
+    return out
 
 
 def pair_texts(pairs: Iterable[DocPair]) -> dict[str, str]:
@@ -41,7 +111,7 @@ def pair_texts(pairs: Iterable[DocPair]) -> dict[str, str]:
 
 
 def evaluate(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequence[DocPair] | None = None) -> dict:
-    """Scores of ``pred`` against ``gold``: ``task1``, ``task2``, ``with_identical`` and ``counts``.
+    """Scores of ``pred`` against ``gold``: ``task1``, ``task2``, ``with_identical``, ``groups`` and ``counts``.
 
     With ``pairs`` only their documents are scored and identity is judged on their sentence texts;
     without, the gold's documents and texts are used (prediction texts only for ids found in neither).
@@ -116,6 +186,7 @@ def evaluate(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequen
         "task1": block(gold_pos - identical, pred_pos - identical),
         "task2": block(gold_strict - identical, pred_strict - identical),
         "with_identical": block(gold_pos, pred_pos),
+        "groups": shape_scores(gold_pos, pred_pos, lambda k: k not in identical),
         "counts": {
             "docs_scored": len(scope),
             "gold_positive_pairs": len(gold_pos),
@@ -127,20 +198,6 @@ def evaluate(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequen
             "pred_positive_pairs": len(pred_pos),
         },
     }
-
-
-def gold_matrix(pair: DocPair, gold: Iterable[Alignment], strict: bool = False):  # type: ignore[no-untyped-def]
-    """0/1 numpy matrix (simple x complex, document order) of the gold positives of one pair."""
-    import numpy as np
-
-    s_index = {sid: i for i, sid in enumerate(pair.simple_ids())}
-    c_index = {cid: j for j, cid in enumerate(pair.complex_ids())}
-    out = np.zeros((len(s_index), len(c_index)), dtype=np.int8)
-    for r in gold:
-        ok = r.label in STRICT if strict else POSITIVE.get(r.label, False)
-        if ok and r.simple_id in s_index and r.complex_id in c_index:
-            out[s_index[r.simple_id], c_index[r.complex_id]] = 1
-    return out
 
 
 def group_by_pair(rows: Iterable[Alignment]) -> dict[str, list[Alignment]]:

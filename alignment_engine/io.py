@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import IO
 
 from alignment_engine.errors import InputError
+from alignment_engine.ids import COMPLEX, SIMPLE, SentenceId
 from alignment_engine.text import clean_cell, split_sentences
 from alignment_engine.types import Alignment, DocPair
 
-ID_RE = re.compile(r"^(?P<pair>[^\s-]+)-(?P<level>[01])-(?P<para>\d+)-(?P<sent>\d+)$")
 TSV_LABELS = frozenset({"aligned", "partialAligned", "notAligned", "identical"})
 HEADER = ("label", "simple_id", "complex_id", "simple_sentence", "complex_sentence", "score")
 
@@ -92,12 +92,11 @@ def write_pairs_jsonl(path: str | Path, pairs: Iterable[DocPair]) -> None:
             fh.write(json.dumps(pair_to_dict(pair), ensure_ascii=False) + "\n")
 
 
-def parse_id(sentence_id: str) -> tuple[str, int, int, int] | None:
-    """``(pair_id, level, paragraph, sentence)`` of a sentence id, or None when malformed."""
-    m = ID_RE.match(sentence_id)
-    if not m:
+def _parse_sentence_id(text: str) -> SentenceId | None:
+    try:
+        return SentenceId.parse(text)
+    except ValueError:
         return None
-    return m["pair"], int(m["level"]), int(m["para"]), int(m["sent"])
 
 
 def read_alignment_tsv(path: str | Path) -> list[Alignment]:
@@ -122,14 +121,14 @@ def read_alignment_tsv(path: str | Path) -> list[Alignment]:
         label, s_id, c_id = (f.strip() for f in fields[:3])
         if label not in TSV_LABELS:
             raise InputError(f"{where}: unknown label {label!r} (expected one of {', '.join(sorted(TSV_LABELS))})")
-        ms, mc = ID_RE.match(s_id), ID_RE.match(c_id)
-        if not ms:
+        ms, mc = _parse_sentence_id(s_id), _parse_sentence_id(c_id)
+        if ms is None:
             raise InputError(f"{where}: bad simple_id {s_id!r} (expected <pair>-0-<paragraph>-<sentence>)")
-        if not mc:
+        if mc is None:
             raise InputError(f"{where}: bad complex_id {c_id!r} (expected <pair>-1-<paragraph>-<sentence>)")
-        if ms["level"] != "0" or mc["level"] != "1":
+        if ms.side != SIMPLE or mc.side != COMPLEX:
             raise InputError(f"{where}: simple_id must have level 0 and complex_id level 1 (columns swapped?)")
-        if ms["pair"] != mc["pair"]:
+        if ms.pair_id != mc.pair_id:
             raise InputError(f"{where}: simple_id {s_id!r} and complex_id {c_id!r} belong to different pairs")
         score: float | None = None
         if len(fields) == 6 and fields[5].strip():

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from alignment_engine.crf_config import CRFConfig
 from alignment_engine.errors import ModelError
 
 FORMAT_VERSION = 1
@@ -25,7 +26,7 @@ ENCODER_DIR = "encoder"
 KIND = "crf"
 
 
-def save(out_dir: str | Path, *, model: torch.nn.Module, encoder, config: dict, normalisation: dict,  # type: ignore[no-untyped-def]
+def save(out_dir: str | Path, *, model: torch.nn.Module, encoder, config: CRFConfig, normalisation: dict,  # type: ignore[no-untyped-def]
          thresholds: dict, dev_metrics: dict, extra: dict | None = None) -> Path:
     """Write a model directory (created if needed) and return its path."""
     out = Path(out_dir)
@@ -36,7 +37,7 @@ def save(out_dir: str | Path, *, model: torch.nn.Module, encoder, config: dict, 
     meta = {
         "format_version": FORMAT_VERSION,
         "kind": KIND,
-        "config": config,
+        "config": config.to_dict(),
         "normalisation": normalisation,
         "thresholds": thresholds,
         "dev_metrics": dev_metrics,
@@ -79,3 +80,11 @@ def read_meta(model_dir: str | Path) -> dict:
     if meta["config"].get("emission") != "lexical" and not (path / ENCODER_DIR).is_dir():
         raise ModelError(f"{path}: missing {ENCODER_DIR}/ (the model's emission uses the cross-encoder)")
     return meta
+
+
+def read_config(meta: dict, model_dir: str | Path = "") -> CRFConfig:
+    """The :class:`CRFConfig` of a model's ``model.json`` (checked by :func:`read_meta`)."""
+    try:
+        return CRFConfig.from_dict(dict(meta["config"]))
+    except (TypeError, ValueError) as e:
+        raise ModelError(f"{Path(model_dir) / META_FILE}: bad config: {e}") from None

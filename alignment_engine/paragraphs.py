@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from alignment_engine.gold import gold_paragraph_links
+from alignment_engine.ids import COMPLEX, SIMPLE, sentence_id
 from alignment_engine.similarity import similarity_matrix
 from alignment_engine.types import Alignment, DocPair
 
@@ -206,20 +208,7 @@ def merge_groups(links: Sequence[Link]) -> list[tuple[int, list[int]]]:
     return groups
 
 
-# ---- gold paragraph links and the tuner ---------------------------------------------------
-
-def gold_paragraph_links(pairs: Sequence[DocPair], gold: Sequence[Alignment]) -> set[tuple[str, int, int]]:
-    """``(pair_id, complex_paragraph, simple_paragraph)`` for every paragraph pair holding a gold sentence pair."""
-    wanted = {p.pair_id for p in pairs}
-    out: set[tuple[str, int, int]] = set()
-    for r in gold:
-        if not r.is_positive:
-            continue
-        s_parts, c_parts = r.simple_id.rsplit("-", 3), r.complex_id.rsplit("-", 3)
-        if s_parts[0] in wanted:
-            out.add((s_parts[0], int(c_parts[2]), int(s_parts[2])))
-    return out
-
+# ---- the tuner (gold paragraph links: alignment_engine.gold) --------------------------------
 
 @dataclass
 class TuningResult:
@@ -307,5 +296,5 @@ def candidate_pairs(pair: DocPair, links: Sequence[Link]) -> list[tuple[str, str
             continue
         seen.add((c, s))
         for si, ci in itertools.product(range(len(pair.simple[s])), range(len(pair.complex[c]))):
-            out.append((f"{pair.pair_id}-0-{s}-{si}", f"{pair.pair_id}-1-{c}-{ci}"))
+            out.append((sentence_id(pair.pair_id, SIMPLE, s, si), sentence_id(pair.pair_id, COMPLEX, c, ci)))
     return sorted(set(out))

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from alignment_engine.rows import rows_from_matrix
 from alignment_engine.similarity import containment, similarity_matrix
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
@@ -195,12 +196,7 @@ def align_document(pair: DocPair, config: SequenceConfig) -> list[Alignment]:
     cs, cc = containment(simple, complex_)
     chosen = decode_pairs(scores, cs, cc, config)
     full = label_pairs(chosen, simple, complex_, config)
-    sids, cids = pair.simple_ids(), pair.complex_ids()
-    out = []
-    for i, j in zip(*np.nonzero(chosen), strict=True):
-        label = "aligned" if full[i, j] else "partialAligned"
-        out.append(Alignment(label, sids[i], cids[j], simple[i], complex_[j], round(float(scores[i, j]), 6)))
-    return out
+    return rows_from_matrix(pair, chosen, scores, partial=chosen & ~full)
 
 
 class SequenceAligner:

@@ -1,7 +1,8 @@
 """Training of the neural CRF aligner: cross-encoder fine-tuning, CRF training, dev tuning.
 
 ``train_model(train_pairs, train_gold, dev_pairs, dev_gold, out_dir, seed, device, progress,
-**config)`` (also ``api.train``) runs, in order:
+config=None, **options)`` (also ``api.train``) trains :class:`~alignment_engine.crf_config.CRFConfig`
+(its defaults when nothing is given; ``options`` change single fields) and runs, in order:
 
 1. lexical features of every train (and dev) pair;
 2. fine-tuning of the cross-encoder (:mod:`alignment_engine.encoders`) on gold pairs plus
@@ -23,7 +24,9 @@ import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -31,83 +34,30 @@ import torch
 from alignment_engine import model_store
 from alignment_engine.crf_aligner import (
     COMBINES,
-    DEFAULT_CONFIG,
-    EMISSIONS,
-    PARAGRAPH_MODES,
-    UNITS,
     BiCRF,
+    Decoded,
     DocData,
     alignments_from,
     build_sequences,
     decode,
     feature_names,
     fit_normalisation,
-    gold_matrix,
-    gold_paragraph_links,
     prepare_docs,
     train_crf,
 )
+from alignment_engine.crf_config import CRFConfig
+from alignment_engine.evaluation import evaluate
+from alignment_engine.gold import gold_by_pair, gold_cells, gold_matrix, paragraph_links
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
-TRAIN_DEFAULTS: dict = {
-    **DEFAULT_CONFIG,
-    "encoder_steps": 150,
-    "encoder_freeze_layers": 3,
-    "encoder_batch": 16,
-    "encoder_lr": 2e-5,
-    "encoder_max_length": 128,
-    "encoder_negatives": 3,
-    "encoder_labels": 2,
-    "encoder_init": None,
-    "paragraph_beta": 2.0,
-}
 
-
-def _norm(text: str) -> str:
-    return " ".join(text.split())
-
-
-def gold_by_pair(gold: Sequence[Alignment]) -> tuple[dict[str, set[tuple[str, str]]], dict[str, set[tuple[str, str]]]]:
-    """Positive gold pairs per document, and the subset labelled aligned/identical (Task 2)."""
-    pos: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    full: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for a in gold:
-        if a.is_positive:
-            pos[a.pair_id].add((a.simple_id, a.complex_id))
-            if a.label in ("aligned", "identical"):
-                full[a.pair_id].add((a.simple_id, a.complex_id))
-    return pos, full
-
-
-def score_predictions(pairs: Sequence[DocPair], gold: Sequence[Alignment], pred: Sequence[Sequence[Alignment]]) -> dict:
-    """Task 1 / Task 2 P/R/F1 with identical strings left out (as ``../shared/tools/score_alignments.py``)."""
-    texts: dict[str, str] = {}
-    for p in pairs:
-        texts.update({k: _norm(v) for k, v in p.texts().items()})
+def score_docs(pairs: Sequence[DocPair], gold: Sequence[Alignment], pred: Sequence[Sequence[Alignment]]) -> dict:
+    """:func:`alignment_engine.evaluation.evaluate` of per-document predictions (gold of other documents ignored)."""
     docs = {p.pair_id for p in pairs}
-    pos, full = gold_by_pair([g for g in gold if g.pair_id in docs])
-    gold1 = {x for s in pos.values() for x in s}
-    gold2 = {x for s in full.values() for x in s}
-    p1 = {(a.simple_id, a.complex_id) for rows in pred for a in rows if a.label in ("aligned", "partialAligned")}
-    p2 = {(a.simple_id, a.complex_id) for rows in pred for a in rows if a.label == "aligned"}
-
-    def keep(x: tuple[str, str]) -> bool:
-        return texts.get(x[0]) is None or texts.get(x[0]) != texts.get(x[1])
-
-    def prf(g: set, p: set) -> dict:
-        g = {x for x in g if keep(x)}
-        p = {x for x in p if keep(x)}
-        tp = len(g & p)
-        prec = tp / len(p) if p else 0.0
-        rec = tp / len(g) if g else 0.0
-        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-        return {"precision": round(prec, 4), "recall": round(rec, 4), "f1": round(f1, 4), "tp": tp,
-                "pred": len(p), "gold": len(g)}
-
-    return {"task1": prf(gold1, p1), "task2": prf(gold2, p2)}
+    return evaluate([g for g in gold if g.pair_id in docs], [a for rows in pred for a in rows], pairs)
 
 
-def tune_decoding(docs: Sequence[DocData], decs: Sequence[dict[str, np.ndarray]], pairs: Sequence[DocPair],
+def tune_decoding(docs: Sequence[DocData], decs: Sequence[Decoded], pairs: Sequence[DocPair],
                   gold: Sequence[Alignment]) -> tuple[dict, dict]:
     """Pick the combination rule / marginal threshold (Task 1 F1) and the partial rule (Task 2 F1) on dev.
 
@@ -122,7 +72,7 @@ def tune_decoding(docs: Sequence[DocData], decs: Sequence[dict[str, np.ndarray]]
         for thr in grid:
             th = {"combine": rule, "marginal": thr, "partial": default_partial}
             pred = [alignments_from(doc, dec, th) for doc, dec in zip(docs, decs, strict=True)]
-            res = score_predictions(pairs, gold, pred)
+            res = score_docs(pairs, gold, pred)
             key = rule if len(grid) == 1 else f"{rule}@{thr}"
             table[key] = res["task1"]
             if res["task1"]["f1"] > best[0]:
@@ -133,7 +83,7 @@ def tune_decoding(docs: Sequence[DocData], decs: Sequence[dict[str, np.ndarray]]
         for ratio in (0.0, 0.3, 0.4, 0.5, 0.6):
             cand = {"group": group, "min_len_ratio": ratio}
             pred = [alignments_from(doc, dec, {**th, "partial": cand}) for doc, dec in zip(docs, decs, strict=True)]
-            f2 = score_predictions(pairs, gold, pred)["task2"]["f1"]
+            f2 = score_docs(pairs, gold, pred)["task2"]["f1"]
             if f2 > best2[0] + 1e-9:
                 best2 = (f2, cand)
     th["partial"] = best2[1]
@@ -155,20 +105,18 @@ def train_model(
     seed: int = 0,
     device: str = "auto",
     progress: ProgressCallback | Callable[[str], None] | None = None,
-    **config: object,
+    config: CRFConfig | None = None,
+    encoder_cache: dict[tuple[str, str], float] | None = None,
+    **options: Any,
 ) -> Path:
-    """Train the neural CRF aligner and write its model directory; return the directory."""
+    """Train the neural CRF aligner and write its model directory; return the directory.
+
+    ``config`` (default ``CRFConfig()``, the best configuration measured) with ``options`` changing
+    single fields; ``encoder_cache`` maps (simple, complex) texts to encoder scores to reuse.
+    """
     from alignment_engine.encoders import CrossEncoder, resolve_device
 
-    unknown = set(config) - set(TRAIN_DEFAULTS) - {"paragraph_thresholds", "encoder_cache"}
-    enc_cache_in = config.pop("encoder_cache", None)
-    if unknown:
-        raise ValueError(f"unknown training option(s): {', '.join(sorted(unknown))}")
-    cfg = {**TRAIN_DEFAULTS, **config}
-    if cfg["emission"] not in EMISSIONS:
-        raise ValueError(f"emission must be one of {EMISSIONS}")
-    if cfg["unit"] not in UNITS or cfg["paragraphs"] not in PARAGRAPH_MODES:
-        raise ValueError(f"unit must be one of {UNITS} and paragraphs one of {PARAGRAPH_MODES}")
+    cfg = (config or CRFConfig()).with_options(**options)
     if not train_pairs:
         raise ValueError("no training pairs")
     set_seed(seed)
@@ -177,52 +125,51 @@ def train_model(
     timings: dict[str, float] = {}
     t_start = time.perf_counter()
     pos_train, _ = gold_by_pair(train_gold)
+    extra: dict[str, Any] = {}
 
     def links_for(pairs: Sequence[DocPair], pos: dict) -> list | None:
-        if cfg["paragraphs"] == "gold":
-            return [gold_paragraph_links(p, pos.get(p.pair_id, set())) for p in pairs]
+        if cfg.paragraphs == "gold":
+            return [paragraph_links(pos.get(p.pair_id, set())) for p in pairs]
         return None
 
-    if cfg["paragraphs"] == "predicted" and not cfg.get("paragraph_thresholds"):
+    if cfg.paragraphs == "predicted" and not cfg.paragraph_thresholds:
         from alignment_engine.paragraphs import tune_thresholds
 
         t0 = time.perf_counter()
         tune_on = (dev_pairs, dev_gold) if dev_pairs and dev_gold is not None else (train_pairs, train_gold)
-        tuned = tune_thresholds(tune_on[0], tune_on[1], similarity=cfg["paragraph_similarity"],
-                                algorithm=cfg["paragraph_algorithm"], beta=float(cfg["paragraph_beta"]))
-        cfg["paragraph_thresholds"] = dict(tuned.thresholds)
+        tuned = tune_thresholds(tune_on[0], tune_on[1], similarity=cfg.paragraph_similarity,
+                                algorithm=cfg.paragraph_algorithm, beta=float(cfg.paragraph_beta))
+        cfg = replace(cfg, paragraph_thresholds=dict(tuned.thresholds))
         timings["paragraph_tuning_s"] = time.perf_counter() - t0
         log(f"paragraph thresholds {tuned.thresholds} (paragraph P={tuned.precision:.3f} R={tuned.recall:.3f})")
-        cfg["paragraph_tuning"] = {"precision": tuned.precision, "recall": tuned.recall, "f1": tuned.f1}
+        extra["paragraph_tuning"] = {"precision": tuned.precision, "recall": tuned.recall, "f1": tuned.f1}
 
     encoder = None
     enc_stats: dict = {}
-    if cfg["emission"] != "lexical" and cfg.get("encoder_init"):
-        encoder = CrossEncoder.load(str(cfg["encoder_init"]), device=str(dev))
-        enc_stats = {"init": str(cfg["encoder_init"]), "examples": 0}
-    elif cfg["emission"] != "lexical":
+    if cfg.uses_encoder and cfg.encoder_init:
+        encoder = CrossEncoder.load(str(cfg.encoder_init), device=str(dev))
+        enc_stats = {"init": str(cfg.encoder_init), "examples": 0}
+    elif cfg.uses_encoder:
         log("fine-tuning the cross-encoder")
         t0 = time.perf_counter()
-        encoder = CrossEncoder.pretrained(num_labels=int(cfg["encoder_labels"]), device=str(dev),
-                                          max_length=int(cfg["encoder_max_length"]))
+        encoder = CrossEncoder.pretrained(num_labels=cfg.encoder_labels, device=str(dev),
+                                          max_length=cfg.encoder_max_length)
         examples = encoder_examples(train_pairs, train_gold, cfg, seed)
-        enc_stats = encoder.fit(examples, steps=int(cfg["encoder_steps"]), batch_size=int(cfg["encoder_batch"]),
-                                lr=float(cfg["encoder_lr"]), seed=seed, progress=log,
-                                freeze_layers=int(cfg["encoder_freeze_layers"]))
+        enc_stats = encoder.fit(examples, steps=cfg.encoder_steps, batch_size=cfg.encoder_batch,
+                                lr=cfg.encoder_lr, seed=seed, progress=log, freeze_layers=cfg.encoder_freeze_layers)
         timings["encoder_finetune_s"] = time.perf_counter() - t0
     log("features and encoder scores of train")
     t0 = time.perf_counter()
-    cache: dict[tuple[str, str], float] = enc_cache_in if isinstance(enc_cache_in, dict) else {}
+    cache: dict[tuple[str, str], float] = encoder_cache if encoder_cache is not None else {}
     counters: dict[str, int] = {}
     train_docs = prepare_docs(train_pairs, cfg, encoder, links=links_for(train_pairs, pos_train), counters=counters,
                               enc_cache=cache)
     timings["train_features_s"] = time.perf_counter() - t0
-    norm = fit_normalisation(train_docs, cfg["emission"])
+    norm = fit_normalisation(train_docs, cfg.emission)
     mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
-    gold_mats = [gold_matrix(d, pos_train.get(d.pair.pair_id, set())) for d in train_docs]
+    gold_mats = [gold_matrix(d.pair, pos_train.get(d.pair.pair_id, set())).astype(np.int64) for d in train_docs]
     seqs = {d: build_sequences(train_docs, d, cfg, mean, scale, gold_mats) for d in ("s2c", "c2s")}
-    model = BiCRF(len(feature_names(cfg["emission"])), int(cfg["hidden"]), int(cfg["transition_hidden"]),
-                  bool(cfg["transitions"]))
+    model = BiCRF(len(feature_names(cfg.emission)), cfg.hidden, cfg.transition_hidden, cfg.transitions)
     t0 = time.perf_counter()
     crf_stats = train_crf(model, seqs, cfg, seed, progress=log)
     timings["crf_train_s"] = time.perf_counter() - t0
@@ -239,7 +186,7 @@ def train_model(
         decs = decode(model, dev_seqs, dev_docs)
         thresholds, rule_table = tune_decoding(dev_docs, decs, dev_pairs, dev_gold)
         pred = [alignments_from(doc, dec, thresholds) for doc, dec in zip(dev_docs, decs, strict=True)]
-        dev_metrics = score_predictions(dev_pairs, dev_gold, pred)
+        dev_metrics = score_docs(dev_pairs, dev_gold, pred)
         timings["dev_s"] = time.perf_counter() - t0
     timings["total_s"] = time.perf_counter() - t_start
     out = model_store.save(
@@ -251,7 +198,7 @@ def train_model(
                      "dev_pairs": len(dev_pairs or []), "dev_gold_pairs": len(dev_gold or []),
                      "train_cells": counters.get("cells", 0), "train_encoder_pairs": counters.get("encoder_pairs", 0),
                      "encoder_examples": enc_stats.get("examples", 0)},
-            "encoder": enc_stats, "crf": crf_stats, "dev_rules": rule_table,
+            "encoder": enc_stats, "crf": crf_stats, "dev_rules": rule_table, **extra,
         },
     )
     if cache:
@@ -263,7 +210,7 @@ def train_model(
     return out
 
 
-def encoder_examples(pairs: Sequence[DocPair], gold: Sequence[Alignment], cfg: dict, seed: int
+def encoder_examples(pairs: Sequence[DocPair], gold: Sequence[Alignment], cfg: CRFConfig, seed: int
                      ) -> list[tuple[str, str, int]]:
     """Labeled sentence pairs for fine-tuning: every gold pair plus sampled negatives.
 
@@ -280,21 +227,16 @@ def encoder_examples(pairs: Sequence[DocPair], gold: Sequence[Alignment], cfg: d
         if a.is_positive:
             by_pair[a.pair_id].append(a)
     out: list[tuple[str, str, int]] = []
-    n_neg = int(cfg["encoder_negatives"])
-    three = int(cfg["encoder_labels"]) == 3
+    n_neg = cfg.encoder_negatives
+    three = cfg.encoder_labels == 3
     for pair in pairs:
         rows = by_pair.get(pair.pair_id, [])
         if not rows:
             continue
         simple, complex_ = pair.simple_sentences(), pair.complex_sentences()
-        s_index = {sid: i for i, sid in enumerate(pair.simple_ids())}
-        c_index = {cid: j for j, cid in enumerate(pair.complex_ids())}
         sim = c3g(simple, complex_)
         goldm = np.zeros(sim.shape, dtype=bool)
-        for a in rows:
-            i, j = s_index.get(a.simple_id), c_index.get(a.complex_id)
-            if i is None or j is None:
-                continue
+        for i, j, a in gold_cells(pair, rows):
             goldm[i, j] = True
             out.append((simple[i], complex_[j], 2 if three and a.label == "partialAligned" else 1))
         for i, j in zip(*np.nonzero(goldm), strict=True):

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from alignment_engine.ids import COMPLEX, SIMPLE, pair_id_of, sentence_id
+
 
 class Label(StrEnum):
     ALIGNED = "aligned"
@@ -20,8 +22,8 @@ POSITIVE_LABELS = frozenset({Label.ALIGNED.value, Label.PARTIAL.value, "identica
 class DocPair:
     """One document pair with sentences already split.
 
-    ``complex[p][s]`` is sentence ``f"{pair_id}-1-{p}-{s}"`` and ``simple[p][s]`` is
-    ``f"{pair_id}-0-{p}-{s}"``.
+    ``complex[p][s]`` is sentence ``sentence_id(pair_id, COMPLEX, p, s)`` and ``simple[p][s]`` is
+    ``sentence_id(pair_id, SIMPLE, p, s)`` (:mod:`alignment_engine.ids`).
     """
 
     pair_id: str
@@ -38,10 +40,10 @@ class DocPair:
         return [s for para in self.simple for s in para]
 
     def complex_ids(self) -> list[str]:
-        return [f"{self.pair_id}-1-{p}-{s}" for p, para in enumerate(self.complex) for s in range(len(para))]
+        return [sentence_id(self.pair_id, COMPLEX, p, s) for p, para in enumerate(self.complex) for s in range(len(para))]
 
     def simple_ids(self) -> list[str]:
-        return [f"{self.pair_id}-0-{p}-{s}" for p, para in enumerate(self.simple) for s in range(len(para))]
+        return [sentence_id(self.pair_id, SIMPLE, p, s) for p, para in enumerate(self.simple) for s in range(len(para))]
 
     def complex_paragraph_of(self) -> list[int]:
         """Paragraph index of every complex sentence, in document order."""
@@ -70,7 +72,7 @@ class Alignment:
 
     @property
     def pair_id(self) -> str:
-        return self.simple_id.split("-", 1)[0]
+        return pair_id_of(self.simple_id)
 
     @property
     def is_positive(self) -> bool:

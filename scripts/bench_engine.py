@@ -23,6 +23,7 @@ import json
 import resource
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     load_s = time.perf_counter() - t_load
     aligner = CRFAligner.load(args.model, args.device, quantize=args.quantize)
     if args.paragraphs != "model":
-        aligner.config = {**aligner.config, "paragraphs": args.paragraphs}
+        aligner.config = replace(aligner.config, paragraphs=args.paragraphs)
     if args.batch_size and aligner.encoder is not None:
         aligner.encoder.cpu_batch_size = aligner.encoder.gpu_batch_size = args.batch_size
     if aligner.device.type == "cuda":
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         "encoder_pairs": enc_pairs,
         "encoder_pairs_per_s_encoder_time": round(enc_pairs / enc_s, 1) if enc_s else None,
         "encoder_pairs_per_s_end_to_end": round(enc_pairs / wall, 1) if wall else None,
-        "paragraph_mode": aligner.config["paragraphs"],
+        "paragraph_mode": aligner.config.paragraphs,
         "share_pruned_by_paragraph_alignment": round(1 - in_par / cells, 4) if cells else 0.0,
         "share_not_sent_to_encoder": round(1 - enc_pairs / cells, 4) if cells else 0.0,
         "share_time_outside_encoder": round(1 - enc_s / wall, 4) if wall else None,

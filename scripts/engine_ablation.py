@@ -49,11 +49,12 @@ VARIANTS.update({f"lex_{k}": {**v, "emission": "lexical"} for k, v in list(VARIA
 def encoder_threshold(encoder, dev_pairs, dev_gold, cache) -> dict:  # type: ignore[no-untyped-def]
     import numpy as np
 
-    from alignment_engine.crf_aligner import DEFAULT_CONFIG, prepare_docs
-    from alignment_engine.training import score_predictions
+    from alignment_engine.crf_aligner import prepare_docs
+    from alignment_engine.crf_config import CRFConfig
+    from alignment_engine.training import score_docs
     from alignment_engine.types import Alignment
 
-    docs = prepare_docs(dev_pairs, {**DEFAULT_CONFIG, "paragraphs": "none"}, encoder, enc_cache=cache)
+    docs = prepare_docs(dev_pairs, CRFConfig(emission="encoder+lexical", paragraphs="none"), encoder, enc_cache=cache)
     best: dict = {"task1": {"f1": -1}}
     for thr in np.arange(0.05, 1.0, 0.05):
         pred = []
@@ -61,7 +62,7 @@ def encoder_threshold(encoder, dev_pairs, dev_gold, cache) -> dict:  # type: ign
             ids_s, ids_c = d.pair.simple_ids(), d.pair.complex_ids()
             ii, jj = np.nonzero(d.enc_scored & (d.enc_prob >= thr))
             pred.append([Alignment("aligned", ids_s[i], ids_c[j]) for i, j in zip(ii, jj, strict=True)])
-        res = score_predictions(dev_pairs, dev_gold, pred)
+        res = score_docs(dev_pairs, dev_gold, pred)
         if res["task1"]["f1"] > best["task1"]["f1"]:
             best = {**res, "threshold": round(float(thr), 2)}
     return best
@@ -129,7 +130,7 @@ def main() -> int:
                                 encoder_cache=cache, **cfg)
         meta = json.loads((model_dir / "model.json").read_text())
         out[name] = {"config": VARIANTS[name], "thresholds": meta["thresholds"], "dev": meta["dev_metrics"],
-                     "rules": meta["dev_rules"], "paragraph_tuning": meta["config"].get("paragraph_tuning"),
+                     "rules": meta["dev_rules"], "paragraph_tuning": meta.get("paragraph_tuning"),
                      "seconds": round(time.perf_counter() - t0, 1)}
         print(name, meta["dev_metrics"]["task1"], meta["thresholds"], flush=True)
         out_path.write_text(json.dumps(out, indent=1) + "\n")

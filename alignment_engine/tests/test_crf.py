@@ -147,3 +147,39 @@ def test_constrained_log_z_sums_paths_inside_gold_sets(n_steps, n_labels, seed):
     total = _masked_path_scores(emis, trans, sets)
     got = crf.log_partition(emis, trans, label_mask=sets, require_null=False)
     assert float(got[0]) == pytest.approx(float(torch.logsumexp(torch.tensor(total), 0)), abs=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches(), st.booleans())
+def test_marginals_match_brute_force(spec, with_label_mask):
+    """P(a_t = l) from the gradient of log Z equals the enumerated posterior: sum over every label
+    sequence with a_t = l of exp(score) / Z, with start scores, padded steps, per-sequence label counts,
+    per-step transitions and (optionally) per-step label masks."""
+    b, t_max, l_max, lengths, n_labels, seed, per_step = spec
+    g = torch.Generator().manual_seed(seed)
+    emis = torch.randn((b, t_max, l_max), generator=g, dtype=torch.float64) * 2
+    trans_shape = (b, t_max, l_max, l_max) if per_step else (b, l_max, l_max)
+    trans = torch.randn(trans_shape, generator=g, dtype=torch.float64)
+    start = torch.randn((b, l_max), generator=g, dtype=torch.float64)
+    step_mask = torch.tensor([[t < n for t in range(t_max)] for n in lengths])
+    allowed = torch.tensor([[[lab < k for lab in range(l_max)] for _ in range(t_max)] for k in n_labels])
+    if with_label_mask:
+        allowed &= torch.rand((b, t_max, l_max), generator=g) > 0.3
+        allowed[..., 0] = True
+    marg = crf.marginals(emis, trans, start=start, step_mask=step_mask, label_mask=allowed)
+    for i in range(b):
+        want = torch.zeros((t_max, l_max), dtype=torch.float64)
+        weights = []
+        for path in itertools.product(range(n_labels[i]), repeat=lengths[i]):
+            if not all(bool(allowed[i, t, a]) for t, a in enumerate(path)):
+                continue
+            s = float(start[i, path[0]]) + sum(float(emis[i, t, a]) for t, a in enumerate(path))
+            for t in range(1, lengths[i]):
+                s += float(trans[i, t, path[t - 1], path[t]] if per_step else trans[i, path[t - 1], path[t]])
+            weights.append((s, path))
+        logz = torch.logsumexp(torch.tensor([s for s, _ in weights], dtype=torch.float64), 0)
+        for s, path in weights:
+            p = float(torch.exp(torch.tensor(s, dtype=torch.float64) - logz))
+            for t, a in enumerate(path):
+                want[t, a] += p
+        torch.testing.assert_close(marg[i], want, atol=1e-6, rtol=1e-6)

@@ -66,3 +66,57 @@ def test_agrees_with_shared_scorer_on_deplain_dev(shared_data, tmp_path, with_pa
     for task in ("task1", "task2", "with_identical"):
         assert ours[task] == theirs[task], task
     assert ours["task1"]["tp"] > 0
+
+
+def _shape_pair() -> DocPair:
+    # complex c0..c5 and simple s0..s5, all different strings
+    return DocPair("g", complex=[[f"complex sentence {j}." for j in range(6)]],
+                   simple=[[f"simple sentence {i}." for i in range(6)]])
+
+
+def _a(i: int, j: int, label: str = "aligned") -> Alignment:
+    return Alignment(label, f"g-0-0-{i}", f"g-1-0-{j}")
+
+
+def test_group_shapes_are_components_of_the_pairs():
+    from alignment_engine.evaluation import group_shapes
+
+    pairs = [("s0", "c0"), ("s1", "c1"), ("s2", "c1"), ("s3", "c2"), ("s3", "c3"),
+             ("s4", "c4"), ("s5", "c4"), ("s5", "c5")]  # the last three chain into one m:n component
+    shapes = group_shapes(pairs)
+    assert shapes[("s0", "c0")] == "1:1"
+    assert shapes[("s1", "c1")] == shapes[("s2", "c1")] == "1:n"  # one complex split into two simple
+    assert shapes[("s3", "c2")] == shapes[("s3", "c3")] == "n:1"  # two complex merged into one simple
+    assert {shapes[p] for p in pairs[5:]} == {"m:n"}
+
+
+def test_recall_by_gold_shape_and_precision_by_predicted_shape():
+    pair = _shape_pair()
+    gold = [_a(0, 0), _a(1, 1), _a(2, 1), _a(3, 2), _a(3, 3), _a(4, 4), _a(4, 5), _a(5, 4), _a(5, 5)]
+    # found: the 1:1, one part of the split, both of the merge, two of the four m:n pairs (as two 1:1
+    # groups), and one wrong pair s0-c1 that joins the 1:1 with the split's found part
+    pred = [_a(0, 0), _a(0, 1), _a(1, 1), _a(3, 2), _a(3, 3), _a(4, 4), _a(5, 5)]
+    res = evaluate(gold, pred, [pair])
+    g = res["groups"]["gold"]
+    assert (g["1:1"]["gold"], g["1:1"]["recall"]) == (1, 1.0)
+    assert (g["1:n"]["gold"], g["1:n"]["tp"], g["1:n"]["recall"]) == (2, 1, 0.5)
+    assert (g["n:1"]["gold"], g["n:1"]["recall"]) == (2, 1.0)
+    assert (g["m:n"]["gold"], g["m:n"]["tp"], g["m:n"]["recall"]) == (4, 2, 0.5)
+    assert g["m:n"]["share"] == pytest.approx(4 / 9, abs=1e-6)
+    p = res["groups"]["pred"]
+    # predicted components: {s0, s1} x {c0, c1} via s0-c0, s0-c1, s1-c1 is m:n (2 of 3 right);
+    # s3 with c2, c3 is n:1 (both right); s4-c4 and s5-c5 are 1:1 (both right)
+    assert (p["m:n"]["pred"], p["m:n"]["tp"]) == (3, 2)
+    assert p["m:n"]["precision"] == pytest.approx(2 / 3, abs=1e-6)
+    assert (p["n:1"]["pred"], p["n:1"]["precision"]) == (2, 1.0)
+    assert (p["1:1"]["pred"], p["1:1"]["precision"]) == (2, 1.0)
+    assert p["1:n"]["pred"] == 0
+
+
+def test_group_scores_leave_identical_strings_out_but_keep_them_in_the_groups():
+    pair = DocPair("h", complex=[["Copied part. And more.", "Another one."]], simple=[["Copied part. And more.", "And more."]])
+    gold = [Alignment("identical", "h-0-0-0", "h-1-0-0"), Alignment("aligned", "h-0-0-1", "h-1-0-0")]
+    res = evaluate(gold, gold, [pair])
+    g = res["groups"]["gold"]
+    assert g["1:n"]["gold"] == 1 and g["1:n"]["recall"] == 1.0  # a split, though one part is copied
+    assert g["1:1"]["gold"] == 0

@@ -81,7 +81,7 @@ def test_empty_and_single_sentence_documents():
     assert par.align_paragraphs(one, "c3g", "wikipedia") == [(0, 0, 1.0)]
 
 
-def test_gold_paragraph_links():
+def test_gold_paragraph_links_are_reexported_for_the_tuner():
     gold = [Alignment("aligned", "p-0-1-0", "p-1-2-0"), Alignment("notAligned", "p-0-0-0", "p-1-0-0"),
             Alignment("aligned", "q-0-0-0", "q-1-0-0")]
     assert par.gold_paragraph_links([PAIR], gold) == {("p", 2, 1)}

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from alignment_engine import model_store
-from alignment_engine.crf_aligner import CRFAligner, combine, paragraph_allowed, partial_labels
+from alignment_engine.crf_aligner import CRFAligner, Decoded, combine, paragraph_allowed, partial_labels
+from alignment_engine.crf_config import CRFConfig
 from alignment_engine.errors import ModelError
-from alignment_engine.training import encoder_examples, score_predictions, train_model
+from alignment_engine.training import encoder_examples, score_docs, train_model
 from alignment_engine.types import Alignment, DocPair
 
 
@@ -91,9 +92,9 @@ def test_unknown_option_is_rejected(tmp_path):
 
 
 def test_combination_rules_recover_merges():
-    dec = {"vf": np.array([[True, False], [False, True]]), "vr": np.array([[True, True], [False, True]]),
-           "mf": np.array([[0.9, 0.1], [0.0, 0.8]], dtype=np.float32),
-           "mr": np.array([[0.8, 0.7], [0.0, 0.9]], dtype=np.float32)}
+    dec = Decoded(forward=np.array([[True, False], [False, True]]), reverse=np.array([[True, True], [False, True]]),
+                  forward_marginals=np.array([[0.9, 0.1], [0.0, 0.8]], dtype=np.float32),
+                  reverse_marginals=np.array([[0.8, 0.7], [0.0, 0.9]], dtype=np.float32))
     # simple 0 is a merge of complex 0 and 1: only the reverse direction can express it
     assert combine(dec, "forward").sum() == 2
     assert combine(dec, "union")[0, 1]
@@ -120,15 +121,39 @@ def test_paragraph_allowed_follows_links():
 
 def test_encoder_examples_sample_negatives_per_positive():
     pairs, gold = _tiny()
-    ex = encoder_examples(pairs, gold, {"encoder_negatives": 3, "encoder_labels": 2}, seed=0)
+    ex = encoder_examples(pairs, gold, CRFConfig(encoder_negatives=3, encoder_labels=2), seed=0)
     assert sum(1 for *_, y in ex if y == 1) == 5
     assert 5 <= sum(1 for *_, y in ex if y == 0) <= 15
 
 
-def test_score_predictions_leaves_identical_strings_out():
+def test_training_scores_with_evaluate_and_leaves_identical_strings_out():
     pair = DocPair("x", [["Same.", "Other complex."]], [["Same.", "Other simple."]])
-    gold = [Alignment("aligned", "x-0-0-0", "x-1-0-0"), Alignment("aligned", "x-0-0-1", "x-1-0-1")]
+    other = Alignment("aligned", "y-0-0-0", "y-1-0-0")  # another document's gold is ignored
+    gold = [Alignment("aligned", "x-0-0-0", "x-1-0-0"), Alignment("aligned", "x-0-0-1", "x-1-0-1"), other]
     pred = [[Alignment("aligned", "x-0-0-0", "x-1-0-0"), Alignment("partialAligned", "x-0-0-1", "x-1-0-1")]]
-    res = score_predictions([pair], gold, pred)
-    assert res["task1"]["gold"] == 1 and res["task1"]["f1"] == 1.0
+    res = score_docs([pair], gold, pred)
+    assert res["task1"]["n_gold"] == 1 and res["task1"]["f1"] == 1.0
     assert res["task2"]["f1"] == 0.0
+
+
+def test_model_json_dev_metrics_come_from_evaluate(tmp_path):
+    """model.json's dev figures are what ``evaluate`` (the registry's and the CLI's scorer) gives for the
+    model's own dev predictions."""
+    from alignment_engine.evaluation import evaluate
+
+    pairs, gold = _tiny()
+    model_dir = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "m", seed=1, device="cpu", **FAST)
+    meta = json.loads((model_dir / "model.json").read_text())
+    rows = [a for doc in CRFAligner.load(model_dir, "cpu").align(pairs) for a in doc]
+    again = evaluate(gold, rows, pairs)
+    assert meta["dev_metrics"]["task1"] == again["task1"]
+    assert meta["dev_metrics"]["task2"] == again["task2"]
+
+
+def test_config_is_typed_and_rejects_bad_values():
+    assert CRFConfig().with_options(crf_epochs=2).crf_epochs == 2
+    with pytest.raises(ValueError, match="emission must be one of"):
+        CRFConfig(emission="bogus")
+    with pytest.raises(ValueError, match="unknown training option"):
+        CRFConfig().with_options(bogus=1)
+    assert CRFConfig.from_dict(CRFConfig(hidden=4).to_dict()) == CRFConfig(hidden=4)

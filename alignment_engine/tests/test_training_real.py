@@ -6,7 +6,7 @@ import pytest
 
 from alignment_engine.crf_aligner import CRFAligner
 from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
-from alignment_engine.training import score_predictions, train_model
+from alignment_engine.training import score_docs, train_model
 
 
 @pytest.mark.slow
@@ -21,6 +21,6 @@ def test_small_crf_on_deplain_beats_the_jaccard_baseline(shared_data, tmp_path):
     model_dir = train_model(train, gold, dev, dev_gold, out_dir=tmp_path / "m", seed=0, device="cpu",
                             emission="lexical", crf_epochs=8)
     pred = CRFAligner.load(model_dir, "cpu").align(dev)
-    res = score_predictions(dev, dev_gold, pred)
+    res = score_docs(dev, dev_gold, pred)
     # the tuned Jaccard baseline reaches about .39-.42 Task 1 F1 on dev; the CRF must be far above
     assert res["task1"]["f1"] > 0.65, res

@@ -1,0 +1,93 @@
+"""The configuration of the neural CRF aligner: one typed :class:`CRFConfig` with the training defaults.
+
+``CRFConfig()`` is the best configuration measured (docs/engine-results.md): ``python -m
+alignment_engine train`` with no ``--set`` option, ``api.train(...)`` with no option and the
+product's retraining all train exactly this. A model directory stores ``CRFConfig.to_dict()`` in
+``model.json`` and :meth:`CRFConfig.from_dict` reads it back.
+
+Light on purpose (no torch import), so that the command line and the Django side can read the
+defaults without loading the neural stack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+EMISSIONS = ("encoder", "lexical", "encoder+lexical")
+UNITS = ("document", "paragraph")
+PARAGRAPH_MODES = ("none", "predicted", "gold")
+GOLD_TARGETS = ("best", "any")
+
+#: Keys older model.json files carry in "config" that are not options (kept elsewhere now).
+LEGACY_KEYS = frozenset({"paragraph_tuning"})
+
+
+@dataclass(frozen=True)
+class CRFConfig:
+    """Every option of the neural CRF aligner (model and training); the defaults are the shipped model."""
+
+    # --- emission and sequences
+    emission: str = "encoder+lexical"  # "encoder" | "lexical" | "encoder+lexical"
+    unit: str = "document"  # CRF sequences: whole documents or paragraph pairs
+    paragraphs: str = "none"  # labels restricted to aligned paragraphs: "none" | "predicted" | "gold"
+    paragraph_similarity: str = "c3g"
+    paragraph_algorithm: str = "news"
+    paragraph_thresholds: dict[str, float] | None = None  # None: tuned on dev (else train) when predicted
+    paragraph_beta: float = 2.0  # F-beta of the paragraph threshold tuner
+    candidate_k: int = 3  # cells sent to the encoder: top-k per row and per column under C3G
+    # --- networks and CRF training
+    hidden: int = 32
+    transition_hidden: int = 16
+    crf_epochs: int = 20
+    crf_lr: float = 0.01
+    crf_weight_decay: float = 1e-4
+    crf_batch: int = 8
+    transitions: bool = True  # False: the "without the CRF" ablation (independent choices)
+    gold_target: str = "best"  # n:1 steps: the gold label with the best C3G, or "any" gold label
+    # --- cross-encoder fine-tuning
+    encoder_steps: int = 150
+    encoder_freeze_layers: int = 3
+    encoder_batch: int = 16
+    encoder_lr: float = 2e-5
+    encoder_max_length: int = 128
+    encoder_negatives: int = 3
+    encoder_labels: int = 2
+    encoder_init: str | None = None  # reuse a fine-tuned encoder directory instead of fine-tuning
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("emission", EMISSIONS), ("unit", UNITS), ("paragraphs", PARAGRAPH_MODES),
+                              ("gold_target", GOLD_TARGETS)):
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        if self.paragraph_algorithm not in ("news", "wikipedia"):
+            raise ValueError(f"paragraph_algorithm must be news or wikipedia, got {self.paragraph_algorithm!r}")
+
+    @property
+    def uses_encoder(self) -> bool:
+        return self.emission != "lexical"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def with_options(self, **options: Any) -> CRFConfig:
+        """A copy with ``options`` changed; ValueError names unknown options."""
+        unknown = sorted(set(options) - option_names())
+        if unknown:
+            raise ValueError(f"unknown training option(s): {', '.join(unknown)}; known: {', '.join(sorted(option_names()))}")
+        return replace(self, **options)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], base: CRFConfig | None = None) -> CRFConfig:
+        """Read a stored config; keys missing from ``data`` come from ``base`` (default: the defaults)."""
+        known = {k: v for k, v in data.items() if k not in LEGACY_KEYS}
+        return (base or cls()).with_options(**known)
+
+
+def option_names() -> set[str]:
+    return {f.name for f in fields(CRFConfig)}
+
+
+#: The defaults as a plain dict (``CRFConfig().to_dict()``).
+DEFAULTS: dict[str, Any] = CRFConfig().to_dict()
