@@ -1,33 +1,37 @@
-"""Paragraph alignment of Jiang et al. 2020 (their appendix, Algorithms 1-4) and a threshold tuner.
+"""Paragraph alignment of Jiang et al. 2020 exactly as their appendix writes it (Algorithms 1-4), and a tuner.
 
-Notation as in the paper: a document pair has ``k`` simple paragraphs S_1..S_k and ``l`` complex paragraphs
-C_1..C_l (1-based in the formulas, 0-based in the returned links); ``d(i, j) = |i/k - j/l|`` is the
-relative distance of positions.
+Notation as in the paper (``../shared/notes/jiang2020-reference.md``): a document pair has ``k`` simple
+paragraphs S_1..S_k and ``l`` complex paragraphs C_1..C_l (1-based in the formulas, 0-based in arrays and
+links); ``d(i, j) = |i/k - j/l|`` is the relative distance of positions. Both alignment algorithms return
+a boolean (k, l) matrix, rows = simple paragraphs; thresholds are keyed ``tau1``..``tau5``.
 
-- Algorithm 1 (:func:`paragraph_similarity`): ``simP[0, i, j]`` = average over the sentences of S_i of their
-  best similarity to a sentence of C_j; ``simP[1, i, j]`` = the best sentence similarity between S_i and C_j.
-- Algorithm 2 (:func:`align_news`, Newsela): S_i is linked to its best C_j under simP[0] when that exceeds
-  tau1 and d(i, j) < tau2; to every C_j with simP[1] > tau3; and to two neighbouring C_{j-1}, C_j when both
-  have simP[1] > tau4 and both are closer than tau5.
-- Algorithms 3 + 4 (:func:`align_wikipedia`, Wikipedia): Algorithm 3 links S_i to every C_j with
-  simP[0] > tau1 and d(i, j) < tau2, or with simP[1] > tau3 (long-distance moves of a nearly copied
-  paragraph); Algorithm 4 then merges neighbouring complex paragraphs linked to the same simple paragraph
-  into one group and keeps the group only when the merged paragraph is at least as similar to S_i
-  (Algorithm 1, first score) as its best member, else only the best member stays.
-  NOTE: the paper's pseudo-code for Algorithms 3 and 4 was not available offline while this was
-  written; this is a reconstruction of their described behaviour (see docs/engine.md).
-- :func:`merge_groups` turns links into groups of neighbouring complex paragraphs per simple paragraph
-  (the "merging" step shared by both algorithms; candidate sentence pairs are the same either way).
+- Algorithm 1 (:func:`paragraph_similarity`, Newsela): simP of shape (2, k, l); ``simP[0, i, j]`` = average
+  over the sentences of S_i of their best similarity to a sentence of C_j; ``simP[1, i, j]`` = the best
+  sentence similarity between S_i and C_j.
+- Algorithm 2 (:func:`align_news`, Newsela), for each S_i: link its best C_j under simP[0] when that
+  exceeds tau1 and d(i, j) < tau2; link every C_j with simP[1] > tau3; link two neighbours C_{j-1}, C_j
+  when both have simP[1] > tau4 and both are closer than tau5.
+- Algorithm 3 (:func:`paragraph_similarity_max`, Wikipedia): ONE matrix, simP of shape (1, k, l), the best
+  sentence similarity (no average).
+- Algorithm 4 (:func:`align_wikipedia`, Wikipedia), for each S_i: candidates are the C_j with
+  simP[0] > tau1 and d(i, j) < tau2; when there are several and they spread wider than tau3 of the
+  document (range / l) and more than tau4 paragraphs, keep the candidate closest in raw index |m - i|
+  and the others above tau5; link every remaining candidate.
+- :func:`merge_groups` turns links into runs of neighbouring complex paragraphs per simple paragraph
+  (the paper merges them before the CRF runs; candidate sentence pairs are the same either way).
 
-The defaults are the paper's thresholds (its Tables 10 and 11), which assume its fine-tuned BERT
-probability as sentence similarity; :func:`tune_thresholds` picks thresholds for any other measure on a
-dev set whose gold paragraph links are derived from gold sentence alignments.
+:func:`defaults` are the paper's thresholds to the printed digits (Table 10 for news, Table 11 for
+Wikipedia). They were chosen for the paper's fine-tuned BERT probability as sentence similarity (news
+tau3 = .99988 fires only for near-copies under that model); with another measure (C3G, TF-IDF) they do
+not carry over, and :func:`tune_thresholds` picks thresholds for a measure on labelled pairs whose gold
+paragraph links come from gold sentence alignments. The engine's learned paragraph step, which the
+trained aligner uses, is :mod:`alignment_engine.paragraph_model`.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,12 +43,17 @@ from alignment_engine.types import Alignment, DocPair
 
 Link = tuple[int, int, float]  # (complex_paragraph, simple_paragraph, score)
 
-NEWS_DEFAULTS: dict[str, float] = {"tau1": 0.1, "tau2": 0.35, "tau3": 0.9, "tau4": 0.5, "tau5": 0.2}  # Table 10
-WIKI_DEFAULTS: dict[str, float] = {"tau1": 0.6, "tau2": 0.35, "tau3": 0.9}  # Table 11 (see module note)
+#: Table 10 of the paper (Newsela, Algorithm 2), chosen for its fine-tuned BERT probability.
+NEWS_DEFAULTS: dict[str, float] = {"tau1": 0.1, "tau2": 0.34, "tau3": 0.9998861788416304,
+                                   "tau4": 0.998915818299745, "tau5": 0.5}
+#: Table 11 of the paper (Wikipedia, Algorithm 4); tau4 is a number of paragraphs, not a similarity.
+WIKI_DEFAULTS: dict[str, float] = {"tau1": 0.991775706637882, "tau2": 0.8, "tau3": 0.5, "tau4": 5,
+                                   "tau5": 0.9958}
 ALGORITHMS = ("news", "wikipedia")
 
 
 def defaults(algorithm: str) -> dict[str, float]:
+    """The paper's thresholds of ``algorithm`` ("news": Table 10, "wikipedia": Table 11), a fresh dict."""
     if algorithm == "news":
         return dict(NEWS_DEFAULTS)
     if algorithm == "wikipedia":
@@ -92,6 +101,23 @@ def paragraph_similarity(pair: DocPair, similarity: str = "tfidf",
     return paragraph_similarity_from_matrix(sentence_matrix, pair.simple, pair.complex)
 
 
+def paragraph_similarity_max(pair: DocPair, similarity: str = "tfidf",
+                             sentence_matrix: np.ndarray | None = None) -> np.ndarray:
+    """Algorithm 3: simP of shape (1, k, l), the best sentence similarity between S_i and C_j."""
+    return paragraph_similarity(pair, similarity, sentence_matrix)[1:2]
+
+
+def similarity_for(algorithm: str, sent_sim: np.ndarray, pair: DocPair) -> np.ndarray:
+    """simP of ``algorithm`` from a sentence matrix: Algorithm 1 (2, k, l) for news, Algorithm 3 (1, k, l) for wikipedia."""
+    sim_p = paragraph_similarity_from_matrix(sent_sim, pair.simple, pair.complex)
+    return sim_p if algorithm == "news" else sim_p[1:2]
+
+
+def _check_sim_p(sim_p: np.ndarray, channels: int, name: str) -> None:
+    if sim_p.ndim != 3 or sim_p.shape[0] != channels:
+        raise ValueError(f"{name} takes simP of shape ({channels}, k, l), got {tuple(sim_p.shape)}")
+
+
 def distance_matrix(k: int, l_: int) -> np.ndarray:
     """d(i, j) = |i/k - j/l| with 1-based i, j (shape k x l)."""
     if k == 0 or l_ == 0:
@@ -102,7 +128,11 @@ def distance_matrix(k: int, l_: int) -> np.ndarray:
 
 
 def align_news(sim_p: np.ndarray, thresholds: dict[str, float] | None = None) -> np.ndarray:
-    """Algorithm 2: boolean k x l matrix of paragraph links (rows simple, columns complex)."""
+    """Algorithm 2: boolean (k, l) paragraph links (rows simple) from Algorithm 1's simP of shape (2, k, l).
+
+    ``thresholds`` (tau1..tau5) override :data:`NEWS_DEFAULTS` (Table 10).
+    """
+    _check_sim_p(sim_p, 2, "align_news")
     t = {**NEWS_DEFAULTS, **(thresholds or {})}
     _, k, l_ = sim_p.shape
     align = np.zeros((k, l_), dtype=bool)
@@ -111,7 +141,7 @@ def align_news(sim_p: np.ndarray, thresholds: dict[str, float] | None = None) ->
     d = distance_matrix(k, l_)
     avg, best = sim_p[0], sim_p[1]
     rows = np.arange(k)
-    jmax = avg.argmax(axis=1)
+    jmax = avg.argmax(axis=1)  # the first maximum, like argmax in the pseudo-code
     ok = (avg[rows, jmax] > t["tau1"]) & (d[rows, jmax] < t["tau2"])
     align[rows[ok], jmax[ok]] = True
     align |= best > t["tau3"]
@@ -122,31 +152,30 @@ def align_news(sim_p: np.ndarray, thresholds: dict[str, float] | None = None) ->
     return align
 
 
-def align_wikipedia(sim_p: np.ndarray, thresholds: dict[str, float] | None = None,
-                    merged_similarity: Callable[[int, int, int], float] | None = None) -> np.ndarray:
-    """Algorithms 3 + 4: boolean k x l link matrix (see the module docstring).
+def align_wikipedia(sim_p: np.ndarray, thresholds: dict[str, float] | None = None) -> np.ndarray:
+    """Algorithm 4: boolean (k, l) paragraph links (rows simple) from Algorithm 3's simP of shape (1, k, l).
 
-    ``merged_similarity(i, j0, j1)`` gives Algorithm 1's first score of S_i against the merged complex
-    paragraphs C_j0..C_j1 (inclusive); without it, the average of the members' scores is used.
+    ``thresholds`` (tau1..tau5) override :data:`WIKI_DEFAULTS` (Table 11). For simple paragraph i the
+    candidates are the j with simP > tau1 and d(i, j) < tau2; when there are more than one and
+    ``range = max(cand) - min(cand)`` has ``range / l > tau3`` and ``range > tau4``, only the candidate
+    closest to i in raw index (|m - i|, the first on ties) and the others with simP > tau5 stay.
     """
+    _check_sim_p(sim_p, 1, "align_wikipedia")
     t = {**WIKI_DEFAULTS, **(thresholds or {})}
     _, k, l_ = sim_p.shape
+    align = np.zeros((k, l_), dtype=bool)
     if k == 0 or l_ == 0:
-        return np.zeros((k, l_), dtype=bool)
+        return align
+    sim = sim_p[0]
     d = distance_matrix(k, l_)
-    avg, best = sim_p[0], sim_p[1]
-    align = ((avg > t["tau1"]) & (d < t["tau2"])) | (best > t["tau3"])
-    # Algorithm 4: runs of neighbouring complex paragraphs linked to the same simple paragraph
     for i in range(k):
-        for j0, j1 in _runs(np.flatnonzero(align[i])):
-            if j1 == j0:
-                continue
-            members = np.arange(j0, j1 + 1)
-            top = members[avg[i, members].argmax()]
-            merged = merged_similarity(i, j0, j1) if merged_similarity else float(avg[i, members].mean())
-            if merged < avg[i, top]:
-                keep = (members == top) | (best[i, members] > t["tau3"])
-                align[i, members[~keep]] = False
+        cand = np.flatnonzero((sim[i] > t["tau1"]) & (d[i] < t["tau2"]))
+        if len(cand) > 1:
+            spread = int(cand.max() - cand.min())
+            if spread / l_ > t["tau3"] and spread > t["tau4"]:
+                closest = cand[int(np.abs(cand - i).argmin())]  # |m - i|: the same on 0- and 1-based indices
+                cand = cand[(cand == closest) | (sim[i, cand] > t["tau5"])]
+        align[i, cand] = True
     return align
 
 
@@ -161,35 +190,25 @@ def _runs(cols: np.ndarray) -> list[tuple[int, int]]:
     return runs
 
 
-def _merged_similarity_fn(sent_sim: np.ndarray, pair: DocPair) -> Callable[[int, int, int], float]:
-    s_starts, c_starts = _starts(pair.simple), _starts(pair.complex)
-
-    def merged(i: int, j0: int, j1: int) -> float:
-        rows = slice(s_starts[i], s_starts[i] + len(pair.simple[i]))
-        cols = slice(c_starts[j0], c_starts[j1] + len(pair.complex[j1]))
-        block = sent_sim[rows, cols]
-        return float(block.max(axis=1).mean()) if block.size else 0.0
-
-    return merged
-
-
 def links_from_matrix(align: np.ndarray, sim_p: np.ndarray) -> list[Link]:
-    """(complex_paragraph, simple_paragraph, score) for every link, score = simP[0] (average of maxima)."""
+    """(complex_paragraph, simple_paragraph, score) for every link, score = simP[0] (Algorithm 1: the
+    average of maxima; Algorithm 3: the maximum)."""
     ii, jj = np.nonzero(align)
     return sorted((int(j), int(i), round(float(sim_p[0, i, j]), 6)) for i, j in zip(ii, jj, strict=True))
 
 
 def align_paragraphs(pair: DocPair, similarity: str = "tfidf", algorithm: str = "news",
                      thresholds: dict | None = None, sentence_matrix: np.ndarray | None = None) -> list[Link]:
-    """Paragraph links of one document pair: ``(complex_paragraph, simple_paragraph, score)``, 0-based."""
+    """Paragraph links of one document pair: ``(complex_paragraph, simple_paragraph, score)``, 0-based.
+
+    "news": Algorithms 1 + 2; "wikipedia": Algorithms 3 + 4; ``sentence_matrix`` (m x n, simple rows)
+    replaces the ``similarity`` measure's.
+    """
     defaults(algorithm)  # validates the name
     if sentence_matrix is None:
         sentence_matrix = similarity_matrix(similarity, pair.simple_sentences(), pair.complex_sentences())
-    sim_p = paragraph_similarity_from_matrix(sentence_matrix, pair.simple, pair.complex)
-    if algorithm == "news":
-        align = align_news(sim_p, thresholds)
-    else:
-        align = align_wikipedia(sim_p, thresholds, _merged_similarity_fn(sentence_matrix, pair))
+    sim_p = similarity_for(algorithm, sentence_matrix, pair)
+    align = align_news(sim_p, thresholds) if algorithm == "news" else align_wikipedia(sim_p, thresholds)
     return links_from_matrix(align, sim_p)
 
 
@@ -236,6 +255,21 @@ def _score(pred: set, gold: set, beta: float) -> tuple[float, float, float]:
     return p, r, f
 
 
+SIMILARITY_GRID: list[float] = np.round(np.concatenate([np.arange(0.0, 0.3, 0.02), np.arange(0.3, 1.001, 0.05)]),
+                                        3).tolist()
+DISTANCE_GRID: list[float] = [0.05, 0.1, 0.15, 0.2, 0.25, 0.35, 0.5, 0.75, 1.01]
+
+
+def default_grid(algorithm: str) -> dict[str, list[float]]:
+    """The tuner's search grid per threshold: similarities, relative distances, Algorithm 4's spread share
+    (tau3) and paragraph count (tau4)."""
+    if algorithm == "news":
+        return {"tau1": SIMILARITY_GRID, "tau2": DISTANCE_GRID, "tau3": SIMILARITY_GRID, "tau4": SIMILARITY_GRID,
+                "tau5": DISTANCE_GRID}
+    return {"tau1": SIMILARITY_GRID, "tau2": DISTANCE_GRID, "tau3": [0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.01],
+            "tau4": [0, 1, 2, 3, 5, 8, 1000], "tau5": SIMILARITY_GRID}
+
+
 def tune_thresholds(pairs: Sequence[DocPair], gold: Sequence[Alignment], similarity: str = "tfidf",
                     algorithm: str = "news", beta: float = 1.0, rounds: int = 2,
                     grid: dict[str, Sequence[float]] | None = None) -> TuningResult:
@@ -249,24 +283,17 @@ def tune_thresholds(pairs: Sequence[DocPair], gold: Sequence[Alignment], similar
     cache = []
     for pair in pairs:
         sm = similarity_matrix(similarity, pair.simple_sentences(), pair.complex_sentences())
-        cache.append((pair, sm, paragraph_similarity_from_matrix(sm, pair.simple, pair.complex)))
+        cache.append((pair, similarity_for(algorithm, sm, pair)))
 
     def predict(th: dict[str, float]) -> set[tuple[str, int, int]]:
         out: set[tuple[str, int, int]] = set()
-        for pair, sm, sim_p in cache:
-            if algorithm == "news":
-                align = align_news(sim_p, th)
-            else:
-                align = align_wikipedia(sim_p, th, _merged_similarity_fn(sm, pair))
+        for pair, sim_p in cache:
+            align = align_news(sim_p, th) if algorithm == "news" else align_wikipedia(sim_p, th)
             ii, jj = np.nonzero(align)
             out.update((pair.pair_id, int(j), int(i)) for i, j in zip(ii, jj, strict=True))
         return out
 
-    values = np.round(np.concatenate([np.arange(0.0, 0.3, 0.02), np.arange(0.3, 1.001, 0.05)]), 3).tolist()
-    dist_values = [0.05, 0.1, 0.15, 0.2, 0.25, 0.35, 0.5, 0.75, 1.01]
-    grid = dict(grid or {})
-    for name in start:
-        grid.setdefault(name, dist_values if name in ("tau2", "tau5") else values)
+    grid = {**default_grid(algorithm), **(grid or {})}
     start_links = predict(start)
     d_p, d_r, d_f = _score(start_links, gold_links, 1.0)
     best = dict(start)
