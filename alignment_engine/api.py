@@ -183,6 +183,13 @@ def evaluate(gold: list[Alignment], pred: list[Alignment], pairs: list[DocPair] 
     return _evaluate(gold, pred, pairs)
 
 
+def train_defaults() -> dict:
+    """The options :func:`train` uses when given none (``CRFConfig().to_dict()``, no torch import)."""
+    from alignment_engine.crf_config import CRFConfig
+
+    return CRFConfig().to_dict()
+
+
 def train(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignment], dev_pairs: Sequence[DocPair] | None = None,
           dev_gold: Sequence[Alignment] | None = None, out_dir: str | Path = "var/models/crf", seed: int = 0,
           device: str = "auto", progress: ProgressCallback | None = None, **options: object) -> Path:

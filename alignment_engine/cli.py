@@ -80,7 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     al.add_argument("--header", action="store_true", help="write a header line")
     _add_device(al)
 
-    tr = sub.add_parser("train", help="train an aligner (neural CRF by default) into a model directory")
+    tr = sub.add_parser("train", help="train an aligner (neural CRF by default) into a model directory",
+                        description="Without --set this trains the best configuration measured (CRFConfig() in "
+                                    "alignment_engine/crf_config.py; docs/engine-results.md); dev pairs are scored, "
+                                    "not tuned on.")
     tr.add_argument("--pairs", required=True)
     tr.add_argument("--gold", required=True)
     tr.add_argument("--dev-pairs")
@@ -89,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--method", choices=("crf", "lr"), default="crf")
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                    help="training option (value parsed as JSON when possible), repeatable")
+                    help="change one CRFConfig option (value parsed as JSON when possible), repeatable")
     _add_device(tr)
 
     ev = sub.add_parser("evaluate", help="Task 1 / Task 2 P/R/F1 of a prediction TSV against a gold TSV (JSON)")

@@ -48,11 +48,15 @@ from alignment_engine.features import (
     start_features,
     transition_features,
 )
+from alignment_engine.paragraph_model import cell_paragraph_values, paragraph_features
 from alignment_engine.paragraphs import align_paragraphs
 from alignment_engine.rows import rows_from_matrix
+from alignment_engine.stacking import LearnedDecoder, candidates, closure, group_features, predict_proba
+from alignment_engine.stacking import cell_features as stack_features
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
 COMBINES = ("forward", "reverse", "union", "intersection", "marginal_max", "marginal_mean", "union_marginal")
+LEARNED = "learned"  # thresholds["combine"] of a model decided by its LearnedDecoder
 
 
 # ---- per-document data --------------------------------------------------------------------
@@ -75,13 +79,13 @@ class DocData:
         return len(self.simple), len(self.complex)
 
 
-def feature_names(emission: str) -> list[str]:
+def feature_names(emission: str, context: bool = False) -> list[str]:
     if emission == "encoder":
         return list(ENCODER_FEATURES)
     if emission == "lexical":
-        return lexical_feature_names()
+        return lexical_feature_names(context)
     if emission == "encoder+lexical":
-        return lexical_feature_names() + list(ENCODER_FEATURES)
+        return lexical_feature_names(context) + list(ENCODER_FEATURES)
     raise ValueError(f"emission must be one of {EMISSIONS}, got {emission!r}")
 
 
@@ -429,8 +433,9 @@ class CRFAligner:
     name = "crf"
 
     def __init__(self, model: BiCRF, encoder, config: CRFConfig, norm: dict, thresholds: dict,  # type: ignore[no-untyped-def]
-                 device: torch.device) -> None:
+                 device: torch.device, decoder: LearnedDecoder | None = None) -> None:
         self.model = model.to(device).eval()
+        self.decoder = decoder
         self.encoder = encoder
         self.config = config
         self.mean = np.asarray(norm["mean"], dtype=np.float32)
@@ -450,7 +455,7 @@ class CRFAligner:
         dev = resolve_device(device)
         meta = model_store.read_meta(model_dir)
         config = model_store.read_config(meta, model_dir)
-        n_feat = len(feature_names(config.emission))
+        n_feat = len(feature_names(config.emission, config.context_features))
         model = BiCRF(n_feat, config.hidden, config.transition_hidden, config.transitions)
         model.load_state_dict(torch.load(Path(model_dir) / model_store.CRF_WEIGHTS, map_location="cpu",
                                          weights_only=True))
@@ -459,7 +464,8 @@ class CRFAligner:
             encoder = CrossEncoder.load(Path(model_dir) / model_store.ENCODER_DIR, device=str(dev))
             if quantize and dev.type == "cpu":
                 encoder.quantize()
-        return cls(model, encoder, config, meta["normalisation"], meta["thresholds"], dev)
+        decoder = model_store.read_decoder(model_dir) if meta["thresholds"].get("combine") == LEARNED else None
+        return cls(model, encoder, config, meta["normalisation"], meta["thresholds"], dev, decoder)
 
     def prepare(self, pairs: Sequence[DocPair], links: Sequence[list[tuple[int, int, float]]] | None = None,
                 progress: ProgressCallback | None = None) -> list[DocData]:
@@ -482,7 +488,7 @@ class CRFAligner:
             docs = self.prepare(part)
             decs = self.predict_docs(docs)
             for doc, dec in zip(docs, decs, strict=True):
-                out.append(alignments_from(doc, dec, self.thresholds))
+                out.append(alignments_from(doc, dec, self.thresholds, self.decoder))
             if progress:
                 progress(min(start + chunk, total), total)
         if progress and total == 0:
@@ -490,10 +496,66 @@ class CRFAligner:
         return out
 
 
-def alignments_from(doc: DocData, dec: Decoded, thresholds: dict) -> list[Alignment]:
-    pred = combine(dec, thresholds.get("combine", "union"), thresholds.get("marginal", 0.5))
+def doc_paragraph_features(doc: DocData, dec: Decoded) -> np.ndarray:
+    """(k, l, F) features of the learned paragraph step (:mod:`alignment_engine.paragraph_model`)."""
+    c3g = doc.lex[:, :, 0] if doc.lex.size else np.zeros(doc.shape)
+    return paragraph_features(c3g, doc.pair.simple, doc.pair.complex, dec.forward_marginals, dec.reverse_marginals,
+                              dec.forward | dec.reverse)
+
+
+def doc_cell_features(doc: DocData, dec: Decoded, para_prob: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Features of the candidate cells of one document (N, F) and the (m, n) candidate mask.
+
+    ``para_prob`` is the (k, l) paragraph-link probability (None without the paragraph step).
+    """
+    mask = candidates(dec.forward_marginals, dec.reverse_marginals, dec.forward, dec.reverse)
+    cells = None if para_prob is None else cell_paragraph_values(para_prob, doc.pair.simple, doc.pair.complex)
+    feats = stack_features(dec.forward_marginals, dec.reverse_marginals, dec.forward, dec.reverse, doc.lex, cells)
+    return feats[mask], mask
+
+
+def paragraph_probabilities(doc: DocData, dec: Decoded, decoder: LearnedDecoder) -> np.ndarray:
+    """(k, l) P(paragraph pair linked) of the learned paragraph step."""
+    feats = doc_paragraph_features(doc, dec)
+    k, l_, f = feats.shape
+    return predict_proba(decoder.paragraph_model, feats.reshape(k * l_, f)).reshape(k, l_)
+
+
+def learned_scores(doc: DocData, dec: Decoded, decoder: LearnedDecoder) -> np.ndarray:
+    """(m, n) P(aligned) of every cell under the learned decoder (0 outside the candidates)."""
+    para = paragraph_probabilities(doc, dec, decoder) if decoder.paragraph_step else None
+    x, mask = doc_cell_features(doc, dec, para)
+    out = np.zeros(doc.shape, dtype=np.float64)
+    out[mask] = predict_proba(decoder.cell_model, x)
+    if decoder.group_model is not None:
+        x2 = np.concatenate([x, group_features(out)[mask]], axis=1)
+        out = np.zeros(doc.shape, dtype=np.float64)
+        out[mask] = predict_proba(decoder.group_model, x2)
+    return out
+
+
+def decide(prob: np.ndarray, threshold: float, use_closure: bool) -> np.ndarray:
+    pred = prob >= threshold
+    return closure(pred) if use_closure else pred
+
+
+def alignments_from(doc: DocData, dec: Decoded, thresholds: dict, decoder: LearnedDecoder | None = None,
+                    prob: np.ndarray | None = None) -> list[Alignment]:
+    """Rows of one document: the learned decoder's decision when ``thresholds["combine"]`` is "learned"
+    (``prob`` reuses its cell probabilities), else the combination rule."""
+    rule = thresholds.get("combine", "union")
+    if rule == LEARNED:
+        if prob is None:
+            if decoder is None:
+                raise ValueError("a learned decoder is needed for combine='learned'")
+            prob = learned_scores(doc, dec, decoder)
+        pred = decide(prob, float(thresholds.get("marginal", 0.5)), bool(thresholds.get("closure", False)))
+        score = prob
+    else:
+        pred = combine(dec, rule, thresholds.get("marginal", 0.5))
+        score = dec.score
     partial = partial_labels(pred, doc.lex, thresholds.get("partial", {"group": True, "min_len_ratio": 0.0}))
-    return rows_from_matrix(doc.pair, pred, dec.score, partial)
+    return rows_from_matrix(doc.pair, pred, score, partial)
 
 
 def prepare_docs(
@@ -513,7 +575,7 @@ def prepare_docs(
     t0 = time.perf_counter()
     for k, pair in enumerate(pairs):
         simple, complex_ = pair.simple_sentences(), pair.complex_sentences()
-        lex = lexical_features(simple, complex_)
+        lex = lexical_features(simple, complex_, config.context_features)
         allowed = None
         plinks: list[tuple[int, int, float]] = []
         if links is not None:
@@ -573,14 +635,15 @@ def predicted_links(pair: DocPair, config: CRFConfig) -> list[tuple[int, int, fl
                                  thresholds=config.paragraph_thresholds))
 
 
-def fit_normalisation(docs: Sequence[DocData], emission: str) -> dict:
-    xs = [cell_features(d, emission).reshape(-1, len(feature_names(emission))) for d in docs if d.lex.size]
-    x = np.concatenate(xs) if xs else np.zeros((1, len(feature_names(emission))), dtype=np.float32)
+def fit_normalisation(docs: Sequence[DocData], emission: str, context: bool = False) -> dict:
+    names = feature_names(emission, context)
+    xs = [cell_features(d, emission).reshape(-1, len(names)) for d in docs if d.lex.size]
+    x = np.concatenate(xs) if xs else np.zeros((1, len(names)), dtype=np.float32)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-6] = 1.0
     return {"mean": mean.astype(np.float32).tolist(), "scale": scale.astype(np.float32).tolist(),
-            "features": feature_names(emission)}
+            "features": names}
 
 
 __all__ = ["COMBINES", "EMISSIONS", "Batch", "CRFAligner", "CRFConfig", "Decoded"]

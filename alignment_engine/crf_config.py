@@ -18,6 +18,7 @@ EMISSIONS = ("encoder", "lexical", "encoder+lexical")
 UNITS = ("document", "paragraph")
 PARAGRAPH_MODES = ("none", "predicted", "gold")
 GOLD_TARGETS = ("best", "any")
+DECODERS = ("learned", "rule")
 
 #: Keys older model.json files carry in "config" that are not options (kept elsewhere now).
 LEGACY_KEYS = frozenset({"paragraph_tuning"})
@@ -28,7 +29,7 @@ class CRFConfig:
     """Every option of the neural CRF aligner (model and training); the defaults are the shipped model."""
 
     # --- emission and sequences
-    emission: str = "encoder+lexical"  # "encoder" | "lexical" | "encoder+lexical"
+    emission: str = "lexical"  # "encoder" | "lexical" | "encoder+lexical"
     unit: str = "document"  # CRF sequences: whole documents or paragraph pairs
     paragraphs: str = "none"  # labels restricted to aligned paragraphs: "none" | "predicted" | "gold"
     paragraph_similarity: str = "c3g"
@@ -36,6 +37,7 @@ class CRFConfig:
     paragraph_thresholds: dict[str, float] | None = None  # None: tuned on dev (else train) when predicted
     paragraph_beta: float = 2.0  # F-beta of the paragraph threshold tuner
     candidate_k: int = 3  # cells sent to the encoder: top-k per row and per column under C3G
+    context_features: bool = True  # C3G of the cell's row and column neighbours (splits, merges)
     # --- networks and CRF training
     hidden: int = 32
     transition_hidden: int = 16
@@ -45,6 +47,12 @@ class CRFConfig:
     crf_batch: int = 8
     transitions: bool = True  # False: the "without the CRF" ablation (independent choices)
     gold_target: str = "best"  # n:1 steps: the gold label with the best C3G, or "any" gold label
+    # --- decoding of the two directions
+    decoder: str = "learned"  # "learned": stacked classifiers fitted by cross-validation on train;
+    #                           "rule": a combination rule and threshold tuned on dev (format 1 models)
+    cv_folds: int = 4  # folds (by document) of the cross-fitted CRFs behind the learned decoder
+    paragraph_step: bool = True  # learned decoder: paragraph-link probabilities feed the sentence decision
+    decoder_rounds: int = 1  # learned decoder: 2 adds a second, group-level round (measured: no gain on dev)
     # --- cross-encoder fine-tuning
     encoder_steps: int = 150
     encoder_freeze_layers: int = 3
@@ -57,7 +65,7 @@ class CRFConfig:
 
     def __post_init__(self) -> None:
         for name, allowed in (("emission", EMISSIONS), ("unit", UNITS), ("paragraphs", PARAGRAPH_MODES),
-                              ("gold_target", GOLD_TARGETS)):
+                              ("gold_target", GOLD_TARGETS), ("decoder", DECODERS)):
             value = getattr(self, name)
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -83,6 +91,11 @@ class CRFConfig:
         """Read a stored config; keys missing from ``data`` come from ``base`` (default: the defaults)."""
         known = {k: v for k, v in data.items() if k not in LEGACY_KEYS}
         return (base or cls()).with_options(**known)
+
+
+#: What a format-1 model (written before these options existed) was trained with.
+FORMAT_1_BASE: dict[str, Any] = {"context_features": False, "decoder": "rule", "paragraph_step": False,
+                                 "decoder_rounds": 1}
 
 
 def option_names() -> set[str]:

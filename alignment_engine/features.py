@@ -19,6 +19,8 @@ from alignment_engine.similarity import feature_names, feature_stack
 
 LEX_MEASURES: tuple[str, ...] = ("c3g", "jaccard", "tfidf")
 NEIGHBOUR_FEATURES = ("c3g_prev_diag", "c3g_next_diag")
+#: C3G of the cell's neighbours in its column (other simple sentences: splits) and row (merges).
+CONTEXT_FEATURES = ("c3g_prev_simple", "c3g_next_simple", "c3g_prev_complex", "c3g_next_complex")
 ENCODER_FEATURES = ("enc_logit", "enc_scored")
 ENC_LOGIT_CLIP = 8.0
 TRANSITION_FEATURES = (
@@ -27,15 +29,20 @@ TRANSITION_FEATURES = (
 )
 
 
-def lexical_feature_names() -> list[str]:
-    return feature_names(LEX_MEASURES) + list(NEIGHBOUR_FEATURES)
+def lexical_feature_names(context: bool = False) -> list[str]:
+    return feature_names(LEX_MEASURES) + list(NEIGHBOUR_FEATURES) + (list(CONTEXT_FEATURES) if context else [])
 
 
-def lexical_features(simple: list[str], complex: list[str]) -> np.ndarray:
-    """(m, n, F_lex) float32 lexical features of every simple x complex sentence pair."""
+def lexical_features(simple: list[str], complex: list[str], context: bool = False) -> np.ndarray:
+    """(m, n, F_lex) float32 lexical features of every simple x complex sentence pair.
+
+    ``context`` adds :data:`CONTEXT_FEATURES`: a simple sentence that is one part of a split has a
+    neighbour in its column that matches the same complex sentence.
+    """
     base = feature_stack(simple, complex, LEX_MEASURES)
     m, n = len(simple), len(complex)
-    out = np.zeros((m, n, base.shape[-1] + len(NEIGHBOUR_FEATURES)), dtype=np.float32)
+    width = base.shape[-1] + len(NEIGHBOUR_FEATURES) + (len(CONTEXT_FEATURES) if context else 0)
+    out = np.zeros((m, n, width), dtype=np.float32)
     out[:, :, : base.shape[-1]] = base
     if m and n:
         c3g = base[:, :, 0]
@@ -45,6 +52,12 @@ def lexical_features(simple: list[str], complex: list[str]) -> np.ndarray:
         nxt[:-1, :-1] = c3g[1:, 1:]
         out[:, :, base.shape[-1]] = prev
         out[:, :, base.shape[-1] + 1] = nxt
+        if context:
+            k = base.shape[-1] + len(NEIGHBOUR_FEATURES)
+            out[1:, :, k] = c3g[:-1, :]
+            out[:-1, :, k + 1] = c3g[1:, :]
+            out[:, 1:, k + 2] = c3g[:, :-1]
+            out[:, :-1, k + 3] = c3g[:, 1:]
     return out
 
 

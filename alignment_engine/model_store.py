@@ -7,31 +7,43 @@ A model directory holds::
     crf.pt         state dict of the two CRFs (alignment_engine.crf_aligner.BiCRF)
     encoder/       the fine-tuned cross-encoder (transformers save_pretrained layout),
                    absent for emission="lexical"
+    decoder.pkl the learned decoder (paragraph and cell classifiers, format 2 with
+                   thresholds.combine = "learned")
+
+Format versions: 2 (this engine) adds the context features, the learned decoder and the options of
+:class:`~alignment_engine.crf_config.CRFConfig` it needs; format 1 models (config without those
+options) still load, with the options they were trained with (``FORMAT_1_BASE``).
 """
 
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import torch
 
-from alignment_engine.crf_config import CRFConfig
+from alignment_engine.crf_config import FORMAT_1_BASE, CRFConfig
 from alignment_engine.errors import ModelError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 META_FILE = "model.json"
 CRF_WEIGHTS = "crf.pt"
+DECODER_FILE = "decoder.pkl"
 ENCODER_DIR = "encoder"
 KIND = "crf"
 
 
 def save(out_dir: str | Path, *, model: torch.nn.Module, encoder, config: CRFConfig, normalisation: dict,  # type: ignore[no-untyped-def]
-         thresholds: dict, dev_metrics: dict, extra: dict | None = None) -> Path:
+         thresholds: dict, dev_metrics: dict, extra: dict | None = None, decoder: object = None) -> Path:
     """Write a model directory (created if needed) and return its path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, out / CRF_WEIGHTS)
+    if decoder is not None:
+        with open(out / DECODER_FILE, "wb") as fh:
+            pickle.dump(decoder, fh, protocol=pickle.HIGHEST_PROTOCOL)
     if encoder is not None:
         encoder.save(out / ENCODER_DIR)
     meta = {
@@ -68,8 +80,10 @@ def read_meta(model_dir: str | Path) -> dict:
     if not isinstance(meta, dict):
         raise ModelError(f"{meta_path}: expected a JSON object")
     version = meta.get("format_version")
-    if version != FORMAT_VERSION:
-        raise ModelError(f"{meta_path}: format_version {version!r} is not supported (this engine reads {FORMAT_VERSION})")
+    if version not in READABLE_VERSIONS:
+        readable = ", ".join(str(v) for v in READABLE_VERSIONS)
+        raise ModelError(f"{meta_path}: format_version {version!r} is not supported (this engine reads {readable}); "
+                         "retrain the model with `python -m alignment_engine train`")
     if meta.get("kind", KIND) != KIND:
         raise ModelError(f"{meta_path}: model kind {meta.get('kind')!r} is not {KIND!r}")
     for key in ("config", "normalisation", "thresholds"):
@@ -77,6 +91,8 @@ def read_meta(model_dir: str | Path) -> dict:
             raise ModelError(f"{meta_path}: missing {key!r}")
     if not (path / CRF_WEIGHTS).is_file():
         raise ModelError(f"{path}: missing {CRF_WEIGHTS}")
+    if meta["thresholds"].get("combine") == "learned" and not (path / DECODER_FILE).is_file():
+        raise ModelError(f"{path}: missing {DECODER_FILE} (the model decides with its learned decoder)")
     if meta["config"].get("emission") != "lexical" and not (path / ENCODER_DIR).is_dir():
         raise ModelError(f"{path}: missing {ENCODER_DIR}/ (the model's emission uses the cross-encoder)")
     return meta
@@ -84,7 +100,19 @@ def read_meta(model_dir: str | Path) -> dict:
 
 def read_config(meta: dict, model_dir: str | Path = "") -> CRFConfig:
     """The :class:`CRFConfig` of a model's ``model.json`` (checked by :func:`read_meta`)."""
+    base = CRFConfig().with_options(**FORMAT_1_BASE) if meta.get("format_version") == 1 else None
     try:
-        return CRFConfig.from_dict(dict(meta["config"]))
+        return CRFConfig.from_dict(dict(meta["config"]), base)
     except (TypeError, ValueError) as e:
         raise ModelError(f"{Path(model_dir) / META_FILE}: bad config: {e}") from None
+
+
+def read_decoder(model_dir: str | Path) -> object:
+    """The learned decoder of a model directory (scikit-learn models, pickled: load only model
+    directories you trust, as with any pickle)."""
+    path = Path(model_dir) / DECODER_FILE
+    try:
+        with open(path, "rb") as fh:
+            return pickle.load(fh)  # noqa: S301 - a model directory written by this engine
+    except (OSError, EOFError, ValueError, ImportError, AttributeError, pickle.UnpicklingError) as e:
+        raise ModelError(f"{path}: unreadable learned decoder: {e}") from None

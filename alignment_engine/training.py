@@ -34,20 +34,25 @@ import torch
 from alignment_engine import model_store
 from alignment_engine.crf_aligner import (
     COMBINES,
+    LEARNED,
     BiCRF,
     Decoded,
     DocData,
     alignments_from,
     build_sequences,
     decode,
+    doc_cell_features,
+    doc_paragraph_features,
     feature_names,
     fit_normalisation,
+    paragraph_probabilities,
     prepare_docs,
     train_crf,
 )
 from alignment_engine.crf_config import CRFConfig
-from alignment_engine.evaluation import evaluate
+from alignment_engine.evaluation import evaluate, paragraph_prf
 from alignment_engine.gold import gold_by_pair, gold_cells, gold_matrix, paragraph_links
+from alignment_engine.stacking import LearnedDecoder, fit_classifier, group_features, predict_proba
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
 
@@ -88,6 +93,148 @@ def tune_decoding(docs: Sequence[DocData], decs: Sequence[Decoded], pairs: Seque
                 best2 = (f2, cand)
     th["partial"] = best2[1]
     return th, table
+
+
+PARTIAL_RULES = [{"group": g, "min_len_ratio": r} for g in (False, True) for r in (0.0, 0.3, 0.4, 0.5, 0.6)]
+CELL_THRESHOLDS = [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7]
+
+
+def folds_by_document(pairs: Sequence[DocPair], k: int, seed: int) -> list[int]:
+    """Fold number of every pair: documents (their ``meta["article"]`` when given, else the pair id) are
+    shuffled with ``seed`` and dealt round-robin, so no article is in two folds."""
+    keys = [str(p.meta.get("article", p.pair_id)) for p in pairs]
+    order = sorted(set(keys))
+    random.Random(seed).shuffle(order)
+    fold_of = {key: i % k for i, key in enumerate(order)}
+    return [fold_of[key] for key in keys]
+
+
+def _paragraph_gold(doc: DocData, pos: set[tuple[str, str]]) -> np.ndarray:
+    out = np.zeros((len(doc.pair.simple), len(doc.pair.complex)), dtype=np.int64)
+    for c, s_, _ in paragraph_links(pos):
+        if s_ < out.shape[0] and c < out.shape[1]:
+            out[s_, c] = 1
+    return out
+
+
+def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRFConfig, mean: np.ndarray,
+              scale: np.ndarray, seed: int, log: Callable[[str], None]) -> tuple[list[Decoded], list[int]]:
+    """Out-of-fold decoding of the train documents: each fold decoded by a CRF trained on the others
+    (``cfg.cv_folds`` folds by document). Returns (decodings, fold of every document)."""
+    k = max(2, min(int(cfg.cv_folds), len(docs)))
+    fold = folds_by_document([d.pair for d in docs], k, seed)
+    oof: list[Decoded | None] = [None] * len(docs)
+    for f in range(k):
+        fit_idx = [i for i in range(len(docs)) if fold[i] != f]
+        held = [i for i in range(len(docs)) if fold[i] == f]
+        sub_docs = [docs[i] for i in fit_idx]
+        sub_gold = [gold_mats[i] for i in fit_idx]
+        seqs = {d: build_sequences(sub_docs, d, cfg, mean, scale, sub_gold) for d in ("s2c", "c2s")}
+        model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden,
+                      cfg.transitions)
+        train_crf(model, seqs, cfg, seed + 1 + f,
+                  progress=lambda msg, f=f: log(f"cross-fitting fold {f + 1}/{k}: {msg.replace('crf epoch', 'epoch')}"))
+        model.eval()
+        held_docs = [docs[i] for i in held]
+        decs = decode(model, {d: build_sequences(held_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}, held_docs)
+        for i, dec in zip(held, decs, strict=True):
+            oof[i] = dec
+    return [d for d in oof if d is not None], fold
+
+
+def fit_decoder(
+    docs: Sequence[DocData], decs_all: Sequence[Decoded], fold: Sequence[int], gold_mats: Sequence[np.ndarray],
+    pairs: Sequence[DocPair], gold: Sequence[Alignment], pos: dict[str, set[tuple[str, str]]], paragraph_step: bool,
+    rounds: int, seed: int, log: Callable[[str], None],
+) -> tuple[LearnedDecoder, dict, dict]:
+    """Fit the paragraph and cell classifiers on out-of-fold CRF outputs (:func:`cross_fit`) and choose
+    the cell threshold, group closure and the Task 2 rule by cross-validation on train (the same folds).
+    Returns (decoder, thresholds, cross-validation report)."""
+    k = max(fold) + 1 if fold else 1
+    # paragraph step: out-of-fold paragraph probabilities (the cell classifier must see them as at inference)
+    para_x = [doc_paragraph_features(doc, dec) for doc, dec in zip(docs, decs_all, strict=True)]
+    para_y = [_paragraph_gold(doc, pos.get(doc.pair.pair_id, set())) for doc in docs]
+    flat_x = [x.reshape(x.shape[0] * x.shape[1], x.shape[2]) for x in para_x]
+    flat_y = [y.reshape(-1) for y in para_y]
+    para_oof = [np.zeros(y.shape) for y in para_y]
+    for f in range(k):
+        model_f = fit_classifier([flat_x[i] for i in range(len(docs)) if fold[i] != f],
+                                 [flat_y[i] for i in range(len(docs)) if fold[i] != f], seed)
+        for i in (i for i in range(len(docs)) if fold[i] == f):
+            para_oof[i] = predict_proba(model_f, flat_x[i]).reshape(para_y[i].shape)
+    paragraph_model = fit_classifier(flat_x, flat_y, seed)
+    gold_links = {(doc.pair.pair_id, c, s_) for doc, y in zip(docs, para_y, strict=True) for s_, c in zip(*np.nonzero(y), strict=True)}
+    best_para = (-1.0, 0.5)
+    para_report = {}
+    for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
+        links = {(doc.pair.pair_id, int(c), int(s_)) for doc, pr in zip(docs, para_oof, strict=True)
+                 for s_, c in zip(*np.nonzero(pr >= t), strict=True)}
+        res = paragraph_prf(links, gold_links)
+        para_report[str(t)] = {"precision": res["precision"], "recall": res["recall"], "f1": res["f1"]}
+        if res["f1"] > best_para[0] + 1e-9:
+            best_para = (res["f1"], t)
+    log(f"paragraph step (cross-validated on train): F1 {best_para[0]:.3f} at {best_para[1]}")
+    # the sentence decision
+    cell_x, cell_y, masks = [], [], []
+    for doc, dec, pr, g in zip(docs, decs_all, para_oof, gold_mats, strict=True):
+        x, mask = doc_cell_features(doc, dec, pr if paragraph_step else None)
+        cell_x.append(x)
+        cell_y.append(g[mask].astype(np.int64))
+        masks.append(mask)
+    probs = [np.zeros(doc.shape) for doc in docs]
+    for f in range(k):
+        model_f = fit_classifier([cell_x[i] for i in range(len(docs)) if fold[i] != f],
+                                 [cell_y[i] for i in range(len(docs)) if fold[i] != f], seed)
+        for i in (i for i in range(len(docs)) if fold[i] == f):
+            probs[i][masks[i]] = predict_proba(model_f, cell_x[i])
+    cell_model = fit_classifier(cell_x, cell_y, seed)
+    group_model = None
+    if rounds > 1:  # second round: the first round's out-of-fold probabilities as context
+        group_x = [np.concatenate([x, group_features(p)[mask]], axis=1) for x, p, mask in zip(cell_x, probs, masks, strict=True)]
+        probs = [np.zeros(doc.shape) for doc in docs]
+        for f in range(k):
+            model_f = fit_classifier([group_x[i] for i in range(len(docs)) if fold[i] != f],
+                                     [cell_y[i] for i in range(len(docs)) if fold[i] != f], seed)
+            for i in (i for i in range(len(docs)) if fold[i] == f):
+                probs[i][masks[i]] = predict_proba(model_f, group_x[i])
+        group_model = fit_classifier(group_x, cell_y, seed)
+    no_partial = {"group": False, "min_len_ratio": 0.0}
+    best: tuple[float, dict] = (-1.0, {})
+    table: dict[str, dict] = {}
+    for use_closure in (False, True):
+        for t in CELL_THRESHOLDS:
+            th = {"combine": LEARNED, "marginal": t, "closure": use_closure, "partial": no_partial}
+            pred = [alignments_from(doc, dec, th, prob=p) for doc, dec, p in zip(docs, decs_all, probs, strict=True)]
+            res = score_docs(pairs, gold, pred)
+            table[f"learned{'+closure' if use_closure else ''}@{t}"] = res["task1"]
+            if res["task1"]["f1"] > best[0] + 1e-9:
+                best = (res["task1"]["f1"], th)
+    thresholds = dict(best[1])
+    best2 = (-1.0, no_partial)
+    for cand in PARTIAL_RULES:
+        pred = [alignments_from(doc, dec, {**thresholds, "partial": cand}, prob=p)
+                for doc, dec, p in zip(docs, decs_all, probs, strict=True)]
+        f2 = score_docs(pairs, gold, pred)["task2"]["f1"]
+        if f2 > best2[0] + 1e-9:
+            best2 = (f2, cand)
+    thresholds["partial"] = best2[1]
+    thresholds["paragraph"] = best_para[1]
+    log(f"learned decoder (cross-validated on train): Task 1 F1 {best[0]:.3f} with {thresholds}")
+    decoder = LearnedDecoder(paragraph_model, cell_model, paragraph_step, group_model,
+                             float(thresholds["marginal"]), float(best_para[1]), bool(thresholds["closure"]))
+    report = {"folds": k, "task1_f1": best[0], "rules": table, "paragraph": para_report,
+              "paragraph_threshold": best_para[1]}
+    return decoder, thresholds, report
+
+
+def predicted_paragraph_links(docs: Sequence[DocData], decs: Sequence[Decoded], decoder: LearnedDecoder
+                              ) -> set[tuple[str, int, int]]:
+    """(pair_id, complex paragraph, simple paragraph) the learned paragraph step links."""
+    out: set[tuple[str, int, int]] = set()
+    for doc, dec in zip(docs, decs, strict=True):
+        pr = paragraph_probabilities(doc, dec, decoder)
+        out |= {(doc.pair.pair_id, int(c), int(s_)) for s_, c in zip(*np.nonzero(pr >= decoder.paragraph_threshold), strict=True)}
+    return out
 
 
 def set_seed(seed: int) -> None:
@@ -165,33 +312,48 @@ def train_model(
     train_docs = prepare_docs(train_pairs, cfg, encoder, links=links_for(train_pairs, pos_train), counters=counters,
                               enc_cache=cache)
     timings["train_features_s"] = time.perf_counter() - t0
-    norm = fit_normalisation(train_docs, cfg.emission)
+    norm = fit_normalisation(train_docs, cfg.emission, cfg.context_features)
     mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
     gold_mats = [gold_matrix(d.pair, pos_train.get(d.pair.pair_id, set())).astype(np.int64) for d in train_docs]
     seqs = {d: build_sequences(train_docs, d, cfg, mean, scale, gold_mats) for d in ("s2c", "c2s")}
-    model = BiCRF(len(feature_names(cfg.emission)), cfg.hidden, cfg.transition_hidden, cfg.transitions)
+    decoder: LearnedDecoder | None = None
+    thresholds: dict = {"combine": "union", "marginal": 0.5, "partial": {"group": True, "min_len_ratio": 0.0}}
+    if cfg.decoder == "learned":
+        t0 = time.perf_counter()
+        oof, fold = cross_fit(train_docs, gold_mats, cfg, mean, scale, seed, log)
+        decoder, thresholds, extra["cross_validation"] = fit_decoder(
+            train_docs, oof, fold, gold_mats, train_pairs, train_gold, pos_train, cfg.paragraph_step,
+            cfg.decoder_rounds, seed, log)
+        timings["cross_fit_s"] = time.perf_counter() - t0
+    model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden,
+                  cfg.transitions)
     t0 = time.perf_counter()
     crf_stats = train_crf(model, seqs, cfg, seed, progress=log)
     timings["crf_train_s"] = time.perf_counter() - t0
     model.eval()
-    thresholds: dict = {"combine": "union", "marginal": 0.5, "partial": {"group": True, "min_len_ratio": 0.0}}
     dev_metrics: dict = {}
     rule_table: dict = {}
     if dev_pairs and dev_gold is not None:
-        log("tuning on dev")
+        log("tuning on dev" if decoder is None else "scoring dev (held out: nothing is tuned on it)")
         pos_dev, _ = gold_by_pair(dev_gold)
         t0 = time.perf_counter()
         dev_docs = prepare_docs(dev_pairs, cfg, encoder, links=links_for(dev_pairs, pos_dev), enc_cache=cache)
         dev_seqs = {d: build_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}
         decs = decode(model, dev_seqs, dev_docs)
-        thresholds, rule_table = tune_decoding(dev_docs, decs, dev_pairs, dev_gold)
-        pred = [alignments_from(doc, dec, thresholds) for doc, dec in zip(dev_docs, decs, strict=True)]
+        if decoder is None:
+            thresholds, rule_table = tune_decoding(dev_docs, decs, dev_pairs, dev_gold)
+        pred = [alignments_from(doc, dec, thresholds, decoder) for doc, dec in zip(dev_docs, decs, strict=True)]
         dev_metrics = score_docs(dev_pairs, dev_gold, pred)
+        if decoder is not None:
+            from alignment_engine.gold import gold_paragraph_links
+
+            links = predicted_paragraph_links(dev_docs, decs, decoder)
+            dev_metrics["paragraphs"] = paragraph_prf(links, gold_paragraph_links(dev_pairs, dev_gold))
         timings["dev_s"] = time.perf_counter() - t0
     timings["total_s"] = time.perf_counter() - t_start
     out = model_store.save(
         out_dir, model=model, encoder=encoder, config=cfg, normalisation=norm, thresholds=thresholds,
-        dev_metrics=dev_metrics,
+        dev_metrics=dev_metrics, decoder=decoder,
         extra={
             "seed": seed, "device": str(dev), "timings": {k: round(v, 2) for k, v in timings.items()},
             "data": {"train_pairs": len(train_pairs), "train_gold_pairs": len(train_gold),

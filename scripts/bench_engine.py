@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         part = pairs[k : k + args.chunk]
         docs = aligner.prepare(part)
         decs = aligner.predict_docs(docs)
-        n_rows += sum(len(alignments_from(d, dec, aligner.thresholds)) for d, dec in zip(docs, decs, strict=True))
+        n_rows += sum(len(alignments_from(d, dec, aligner.thresholds, aligner.decoder))
+                      for d, dec in zip(docs, decs, strict=True))
     if aligner.device.type == "cuda":
         torch.cuda.synchronize()
     wall = time.perf_counter() - t0

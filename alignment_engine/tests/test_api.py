@@ -48,3 +48,11 @@ def test_align_paragraphs_contract():
     assert len(api.candidate_pairs(PAIR, links)) == 6
     with pytest.raises(ValueError):
         api.align_paragraphs(PAIR, algorithm="nope")
+
+
+def test_train_defaults_are_the_one_crf_config_default():
+    from alignment_engine.crf_config import CRFConfig
+
+    got = api.train_defaults()
+    assert got == CRFConfig().to_dict()
+    assert got["emission"] == "lexical" and got["decoder"] == "learned"

@@ -157,3 +157,30 @@ def test_config_is_typed_and_rejects_bad_values():
     with pytest.raises(ValueError, match="unknown training option"):
         CRFConfig().with_options(bogus=1)
     assert CRFConfig.from_dict(CRFConfig(hidden=4).to_dict()) == CRFConfig(hidden=4)
+
+
+def test_format_1_models_still_load_with_the_options_they_were_trained_with(tmp_path):
+    """A model.json written before the learned decoder (format 1: no context features, a dev-tuned
+    combination rule, config without the new options) loads and aligns as it did."""
+    pairs, gold = _tiny()
+    model_dir = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu",
+                            context_features=False, decoder="rule", **FAST)
+    before = CRFAligner.load(model_dir, "cpu").align(pairs)
+    meta = json.loads((model_dir / "model.json").read_text())
+    meta["format_version"] = 1
+    for key in ("context_features", "decoder", "cv_folds", "paragraph_step", "decoder_rounds"):
+        del meta["config"][key]
+    meta["config"]["paragraph_tuning"] = None  # format 1 kept this result in the config
+    (model_dir / "model.json").write_text(json.dumps(meta))
+    aligner = CRFAligner.load(model_dir, "cpu")
+    assert not aligner.config.context_features and aligner.config.decoder == "rule"
+    assert aligner.align(pairs) == before
+
+
+def test_learned_model_needs_its_decoder_file(tmp_path):
+    pairs, gold = _tiny()
+    model_dir = train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", **FAST)
+    assert json.loads((model_dir / "model.json").read_text())["thresholds"]["combine"] == "learned"
+    (model_dir / model_store.DECODER_FILE).unlink()
+    with pytest.raises(ModelError, match="missing decoder.pkl"):
+        CRFAligner.load(model_dir, "cpu")

@@ -1,0 +1,63 @@
+"""The learned decoder's pieces: candidate cells, cell and paragraph features, group closure."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from alignment_engine.paragraph_model import PARAGRAPH_FEATURES, cell_paragraph_values, paragraph_features
+from alignment_engine.stacking import DIRECTIONAL, candidates, cell_feature_names, cell_features, closure
+
+
+def test_closure_completes_m_to_n_groups_only():
+    pred = np.zeros((5, 5), dtype=bool)
+    pred[0, 0] = True  # 1:1 stays
+    pred[1, 1] = pred[2, 1] = True  # a split (1 complex, 2 simple) stays as it is
+    pred[3, 2] = pred[3, 3] = pred[4, 3] = True  # an m:n group missing (4, 2)
+    got = closure(pred)
+    want = pred.copy()
+    want[4, 2] = True
+    np.testing.assert_array_equal(got, want)
+    assert not closure(np.zeros((0, 3), dtype=bool)).size
+    np.testing.assert_array_equal(closure(np.zeros((2, 2), dtype=bool)), np.zeros((2, 2), dtype=bool))
+
+
+def test_candidates_and_neighbour_features():
+    mf = np.array([[0.9, 0.0], [0.5, 0.0005]], dtype=np.float32)
+    mr = np.array([[0.8, 0.0], [0.0, 0.0]], dtype=np.float32)
+    vf = np.array([[True, False], [True, False]])
+    vr = np.array([[True, False], [False, False]])
+    mask = candidates(mf, mr, vf, vr)
+    assert mask.tolist() == [[True, False], [True, False]]
+    lex = np.zeros((2, 2, 3), dtype=np.float32)
+    para = np.array([[0.7, 0.2], [0.1, 0.4]])
+    feats = cell_features(mf, mr, vf, vr, lex, para)
+    names = cell_feature_names(3, True)
+    assert feats.shape == (2, 2, len(names)) and len(names) == len(DIRECTIONAL) + 3 + 2
+    col = {n: i for i, n in enumerate(names)}
+    # the forward marginal of the next simple sentence in the same column (the other part of a split)
+    assert feats[0, 0, col["fwd_next_simple"]] == np.float32(0.5)
+    assert feats[1, 0, col["fwd_prev_simple"]] == np.float32(0.9)
+    assert feats[1, 0, col["vit_fwd_prev_simple"]] == 1.0
+    assert feats[0, 0, col["simple_mass"]] == np.float32(0.9)
+    assert feats[0, 1, col["para_gap"]] == np.float32(0.2 - 0.7)
+    assert cell_features(mf, mr, vf, vr, lex, None).shape[-1] == len(DIRECTIONAL) + 3
+
+
+def test_paragraph_features_sum_marginals_per_paragraph_pair():
+    simple = [["a", "b"], ["c"]]
+    complex_ = [["x"], ["y", "z"]]
+    c3g = np.array([[0.9, 0.1, 0.0], [0.8, 0.0, 0.2], [0.0, 0.6, 0.4]])
+    mf = np.array([[0.9, 0.0, 0.0], [0.6, 0.0, 0.2], [0.0, 0.5, 0.3]], dtype=np.float32)
+    mr = np.zeros((3, 3), dtype=np.float32)
+    vit = mf > 0.4
+    f = paragraph_features(c3g, simple, complex_, mf, mr, vit)
+    assert f.shape == (2, 2, len(PARAGRAPH_FEATURES))
+    col = {n: i for i, n in enumerate(PARAGRAPH_FEATURES)}
+    assert f[0, 0, col["avg"]] == np.float32((0.9 + 0.8) / 2) and f[0, 0, col["max"]] == np.float32(0.9)
+    assert f[0, 0, col["marg_fwd_share"]] == np.float32((0.9 + 0.6) / 2)  # mass of S_1 sent into C_1, per sentence
+    assert f[1, 1, col["marg_fwd_share"]] == np.float32(0.8)
+    assert f[0, 1, col["marg_max"]] == np.float32(0.2) and f[0, 1, col["viterbi_any"]] == 0.0
+    assert f[1, 1, col["dist"]] == 0.0 and f[0, 1, col["size_complex"]] == 2.0
+    assert f[1, 1, col["nb_prev_diag"]] == np.float32((0.9 + 0.8) / 2)
+    cells = cell_paragraph_values(np.array([[1.0, 2.0], [3.0, 4.0]]), simple, complex_)
+    assert cells.tolist() == [[1.0, 2.0, 2.0], [1.0, 2.0, 2.0], [3.0, 4.0, 4.0]]

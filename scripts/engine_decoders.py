@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Decoders of the neural CRF aligner compared on DEplain-web dev (docs/engine-results.md, Table 4).
+
+Every variant is chosen on train only (cross-fitted CRF outputs, thresholds by cross-validation) and
+scored once on dev (held out). The CRF (lexical emission with context features, the default) is
+cross-fitted once (``cv_folds`` folds, cached in ``--cache``) and trained once on all of train; the
+variants differ only in how the two directions' outputs become pairs:
+
+- ``rule``: the best combination rule and threshold of ``training.tune_decoding`` (forward, reverse,
+  union, intersection, marginal thresholds), chosen on the out-of-fold train decodings;
+- ``learned-1``: one round of the learned cell classifier, without the paragraph step;
+- ``learned-1+para``: the same with the learned paragraph step's probabilities as features;
+- ``learned-2``: two rounds (the second, group-level round sees the first one's decisions), no paragraph step;
+- ``learned-2+para``: two rounds with the paragraph step (the default, ``CRFConfig()``).
+
+Group closure is chosen (or not) by cross-validation inside every learned variant.
+
+    python scripts/engine_decoders.py [--out var/decoders.json] [--cache var/oof.pkl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DATA = ROOT.parent / "shared" / "data" / "deplain-web"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="var/decoders.json")
+    ap.add_argument("--cache", default="var/oof.pkl", help="cross-fitted train decodings and the final CRF")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    import numpy as np
+
+    from alignment_engine.crf_aligner import (
+        BiCRF,
+        alignments_from,
+        build_sequences,
+        decode,
+        feature_names,
+        fit_normalisation,
+        prepare_docs,
+        train_crf,
+    )
+    from alignment_engine.crf_config import CRFConfig
+    from alignment_engine.evaluation import paragraph_prf
+    from alignment_engine.gold import gold_by_pair, gold_matrix, gold_paragraph_links
+    from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
+    from alignment_engine.training import (
+        cross_fit,
+        fit_decoder,
+        predicted_paragraph_links,
+        score_docs,
+        set_seed,
+        tune_decoding,
+    )
+
+    tp, tg = read_pairs_jsonl(DATA / "train_pairs.jsonl"), read_alignment_tsv(DATA / "train_gold.tsv")
+    dp, dg = read_pairs_jsonl(DATA / "dev_pairs.jsonl"), read_alignment_tsv(DATA / "dev_gold.tsv")
+    cfg = CRFConfig()
+    set_seed(args.seed)
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    pos, _ = gold_by_pair(tg)
+    docs = prepare_docs(tp, cfg, None)
+    dev_docs = prepare_docs(dp, cfg, None)
+    norm = fit_normalisation(docs, cfg.emission, cfg.context_features)
+    mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
+    gold_mats = [gold_matrix(d.pair, pos.get(d.pair.pair_id, set())).astype(np.int64) for d in docs]
+    cache = Path(args.cache)
+    t0 = time.perf_counter()
+    if cache.is_file():
+        oof, fold, state = pickle.loads(cache.read_bytes())
+        model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden)
+        model.load_state_dict(state)
+    else:
+        oof, fold = cross_fit(docs, gold_mats, cfg, mean, scale, args.seed, lambda m: None)
+        model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden)
+        seqs = {d: build_sequences(docs, d, cfg, mean, scale, gold_mats) for d in ("s2c", "c2s")}
+        train_crf(model, seqs, cfg, args.seed)
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_bytes(pickle.dumps((oof, fold, model.state_dict())))
+    model.eval()
+    dev_decs = decode(model, {d: build_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}, dev_docs)
+    log(f"CRFs ready in {time.perf_counter() - t0:.0f}s")
+    out: dict = {}
+
+    def report(name: str, rows: list, extra: dict) -> None:
+        res = score_docs(dp, dg, rows)
+        out[name] = {"task1": res["task1"], "task2": res["task2"], "groups": res["groups"], **extra}
+        g = res["groups"]["gold"]
+        log(f"{name}: dev T1 P {res['task1']['precision']:.3f} R {res['task1']['recall']:.3f} "
+            f"F1 {res['task1']['f1']:.3f} | recall 1:1 {g['1:1']['recall']:.2f} 1:n {g['1:n']['recall']:.2f} "
+            f"n:1 {g['n:1']['recall']:.2f} m:n {g['m:n']['recall']:.2f} | {extra.get('thresholds')}")
+
+    th, _ = tune_decoding(docs, oof, tp, tg)
+    report("rule", [alignments_from(d, dec, th) for d, dec in zip(dev_docs, dev_decs, strict=True)],
+           {"thresholds": th})
+    for rounds in (1, 2):
+        for step in (False, True):
+            name = f"learned-{rounds}{'+para' if step else ''}"
+            decoder, th, cv = fit_decoder(docs, oof, fold, gold_mats, tp, tg, pos, step, rounds, args.seed, lambda m: None)
+            rows = [alignments_from(d, dec, th, decoder) for d, dec in zip(dev_docs, dev_decs, strict=True)]
+            para = paragraph_prf(predicted_paragraph_links(dev_docs, dev_decs, decoder), gold_paragraph_links(dp, dg))
+            report(name, rows, {"thresholds": th, "train_cv_task1_f1": cv["task1_f1"], "dev_paragraphs": para})
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
