@@ -38,6 +38,7 @@ from torch import nn
 
 from alignment_engine import crf
 from alignment_engine.crf_config import EMISSIONS, CRFConfig
+from alignment_engine.errors import ModelError
 from alignment_engine.features import (
     ENCODER_FEATURES,
     TRANSITION_FEATURES,
@@ -464,7 +465,12 @@ class CRFAligner:
             encoder = CrossEncoder.load(Path(model_dir) / model_store.ENCODER_DIR, device=str(dev))
             if quantize and dev.type == "cpu":
                 encoder.quantize()
-        decoder = model_store.read_decoder(model_dir) if meta["thresholds"].get("combine") == LEARNED else None
+        decoder: LearnedDecoder | None = None
+        if meta["thresholds"].get("combine") == LEARNED:
+            stored = model_store.read_decoder(model_dir)
+            if not isinstance(stored, LearnedDecoder):
+                raise ModelError(f"{Path(model_dir) / model_store.DECODER_FILE}: not a learned decoder")
+            decoder = stored
         return cls(model, encoder, config, meta["normalisation"], meta["thresholds"], dev, decoder)
 
     def prepare(self, pairs: Sequence[DocPair], links: Sequence[list[tuple[int, int, float]]] | None = None,

@@ -132,8 +132,12 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
         seqs = {d: build_sequences(sub_docs, d, cfg, mean, scale, sub_gold) for d in ("s2c", "c2s")}
         model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden,
                       cfg.transitions)
-        train_crf(model, seqs, cfg, seed + 1 + f,
-                  progress=lambda msg, f=f: log(f"cross-fitting fold {f + 1}/{k}: {msg.replace('crf epoch', 'epoch')}"))
+        prefix = f"cross-fitting fold {f + 1}/{k}: "
+
+        def fold_log(msg: str, prefix: str = prefix) -> None:
+            log(prefix + msg.replace("crf epoch", "epoch"))  # "crf epoch" is the final CRF's progress
+
+        train_crf(model, seqs, cfg, seed + 1 + f, progress=fold_log)
         model.eval()
         held_docs = [docs[i] for i in held]
         decs = decode(model, {d: build_sequences(held_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}, held_docs)

@@ -143,3 +143,28 @@ def test_sequence_model_dir_overrides_config(pairs_file, tmp_path):
     assert out.read_text() == ""  # nothing clears a null threshold of 5
     (model / "model.json").write_text(json.dumps({"method": "sequence", "config": {"nope": 1}}))
     assert main(["-q", "align", "--input", str(pairs_file), "--output", str(out), "--model", str(model)]) == 2
+
+
+def test_train_without_options_trains_the_default_config_and_align_uses_it(tmp_path, capsys):
+    """`train` with no --set trains CRFConfig() (the documented best configuration) with the learned decoder;
+    `align --model` then runs that model as trained."""
+    from alignment_engine.crf_config import CRFConfig
+    from alignment_engine.io import write_alignment_tsv
+    from alignment_engine.tests.test_training import _tiny
+
+    pairs, gold = _tiny()
+    pairs_path, gold_path = tmp_path / "p.jsonl", tmp_path / "g.tsv"
+    write_pairs_jsonl(pairs_path, pairs)
+    write_alignment_tsv(gold_path, gold)
+    model = tmp_path / "m"
+    assert main(["-q", "train", "--pairs", str(pairs_path), "--gold", str(gold_path), "--dev-pairs", str(pairs_path),
+                 "--dev-gold", str(gold_path), "--out", str(model), "--device", "cpu"]) == 0
+    meta = json.loads((model / "model.json").read_text())
+    assert meta["config"] == CRFConfig().to_dict()
+    assert meta["thresholds"]["combine"] == "learned" and "groups" in meta["dev_metrics"]
+    capsys.readouterr()
+    out = tmp_path / "out.tsv"
+    assert main(["-q", "align", "--input", str(pairs_path), "--output", str(out), "--model", str(model),
+                 "--device", "cpu"]) == 0
+    rows = read_alignment_tsv(out)
+    assert rows and all(r.pair_id in {"a", "b"} for r in rows)

@@ -6,7 +6,8 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = ["alignment_engine", "alignment_engine.types", "alignment_engine.io", "alignment_engine.errors",
            "alignment_engine.similarity", "alignment_engine.paragraphs", "alignment_engine.baselines",
            "alignment_engine.evaluation", "alignment_engine.sequence", "alignment_engine.api", "alignment_engine.cli",
-           "alignment_engine.text"]
+           "alignment_engine.text", "alignment_engine.gold", "alignment_engine.rows", "alignment_engine.ids",
+           "alignment_engine.crf_config", "alignment_engine.stacking", "alignment_engine.paragraph_model"]
 
 
 def test_engine_imports_without_django():
@@ -28,6 +29,7 @@ def test_lexical_engine_does_not_import_torch():
     transformers import on the way."""
     code = ("import sys, alignment_engine.api, alignment_engine.cli, alignment_engine.types, alignment_engine.io\n"
             "import alignment_engine.text, alignment_engine.similarity, alignment_engine.paragraphs\n"
+            "import alignment_engine.gold, alignment_engine.rows, alignment_engine.crf_config, alignment_engine.evaluation\n"
             "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules]\n"
             "print(' '.join(heavy) if heavy else 'LIGHT')\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
