@@ -93,7 +93,11 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
 
 @extend_schema(
     request=AnswerRequestSerializer,
-    responses={200: AnswerResultSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 410: ErrorSerializer, 429: ErrorSerializer},
+    responses={
+        200: AnswerResultSerializer, 400: ErrorSerializer, 403: ErrorSerializer,
+        409: OpenApiResponse(ErrorSerializer, description="``code`` ``job_closed``: the job was paused or closed; nothing stored"),
+        410: ErrorSerializer, 429: ErrorSerializer,
+    },
 )
 @api_view(["POST"])
 @permission_classes([IsAnnotator])
@@ -102,7 +106,9 @@ def answer(request: Request) -> Response:
     """Answer a question by its token. Resubmitting the same token returns the first result.
 
     429 with ``code`` ``too_fast`` when the minimum time per question has not passed (nothing stored);
-    429 with ``code`` ``throttled`` when answers come faster than the rate limit.
+    429 with ``code`` ``throttled`` when answers come faster than the rate limit;
+    409 with ``code`` ``job_closed`` when the job was paused or closed after the question was served.
+    Accuracy, feedback on missed test questions and removal change only when an answer ends a page.
     """
     body = AnswerRequestSerializer(data=request.data)
     body.is_valid(raise_exception=True)
@@ -114,6 +120,8 @@ def answer(request: Request) -> Response:
         return error(str(exc), "gone", 410)
     except labeling.Removed as exc:
         return error(str(exc), "removed", 403)
+    except labeling.JobNotOpen as exc:
+        return error(str(exc), "job_closed", 409)
     except labeling.InvalidLabel as exc:
         return error(str(exc), "invalid", 400)
     return Response(AnswerResultSerializer(result.as_dict()).data)

@@ -153,11 +153,20 @@ def ensure_auto_alignment(pair: DocumentPair) -> bool:
 # --- candidate pairs -----------------------------------------------------------------------------
 
 
+def human_references() -> list[models.ForeignObjectRel]:
+    """Every relation that points at candidate pairs, hidden ones (``related_name="+"``, e.g.
+    ``TestQuestion.candidate``) included: ``_meta.related_objects`` leaves those out."""
+    return [
+        f for f in CandidatePair._meta.get_fields(include_hidden=True)
+        if f.auto_created and not f.concrete and (f.one_to_many or f.one_to_one)  # type: ignore[union-attr]
+    ]
+
+
 def protected_candidates() -> models.Q:
     """Candidates that something refers to (job items, test questions, verified labels, ...)."""
     q = models.Q()
-    for rel in CandidatePair._meta.related_objects:
-        q |= models.Q(pk__in=rel.related_model._default_manager.values(rel.field.attname))
+    for rel in human_references():
+        q |= models.Q(pk__in=rel.related_model._default_manager.values(rel.field.attname))  # type: ignore[union-attr]
     return q
 
 

@@ -125,7 +125,9 @@ def test_removed_annotator_sees_kind_page_and_api_refuses(client, make_user):
     gold = Assignment.objects.get(token=q["token"]).test_question.gold_label
     wrong = "notAligned" if gold != "notAligned" else "aligned"
     r = api.post(reverse("annotation-answer"), {"token": q["token"], "label": wrong}, format="json").json()
-    assert r["missed"] and r["removed"] and r["explanation"]
+    # a page of one question: this answer ends it, so its feedback and the removal come with it
+    assert r["page_end"] and r["missed"] and r["removed"] and r["feedback"][0]["explanation"]
+    assert r["feedback"][0]["expected"] == gold and r["feedback"][0]["given"] == wrong
     assert api.post(reverse("labelingjob-next", args=[job.pk]), {}, format="json").status_code == 403
     client.force_login(user)
     page = client.get(reverse("annotation:label", args=[job.pk]))
