@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
-from accounts.permissions import IsAnnotator
+from accounts.permissions import IsAnnotator, IsResearcher
 from annotation.models import LabelingJob, Membership
 from annotation.serializers import (
     AnswerRequestSerializer,
@@ -26,11 +26,12 @@ from annotation.serializers import (
     ContextSerializer,
     ErrorSerializer,
     JobSerializer,
+    LedgerSerializer,
     MyStatsSerializer,
     NextQuestionRequestSerializer,
     QuestionSerializer,
 )
-from annotation.services import assignment, labeling, presenting
+from annotation.services import assignment, labeling, ledger, presenting
 from annotation.views_label import user_of
 
 
@@ -81,6 +82,14 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
         if found is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(QuestionSerializer(presenting.question_view(found).as_dict()).data)
+
+    @extend_schema(responses={200: LedgerSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
+    @action(detail=True, methods=["get"], permission_classes=[IsResearcher])
+    def ledger(self, request: Request, pk: str | None = None) -> Response:
+        """The job's annotation cost ledger (researchers): per annotator and in total, judgments,
+        test answers, discarded judgments, seconds on task and cost with the job's pay settings."""
+        job = self.get_object()
+        return Response(LedgerSerializer(ledger.job_ledger(job).as_dict()).data)
 
     @extend_schema(responses=MyStatsSerializer)
     @action(detail=True, methods=["get"])

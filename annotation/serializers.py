@@ -67,6 +67,37 @@ class MyStatsSerializer(serializers.Serializer):  # type: ignore[type-arg]
     page_size = serializers.IntegerField()
 
 
+class LedgerRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    annotator = serializers.CharField()
+    judgments = serializers.IntegerField()
+    valid_judgments = serializers.IntegerField()
+    discarded = serializers.IntegerField(help_text="judgments invalidated when the annotator was removed")
+    test_answers = serializers.IntegerField()
+    seconds = serializers.FloatField(help_text="time on task measured by the server")
+    cost = serializers.CharField(help_text="decimal, in the ledger's currency")
+    removed = serializers.BooleanField()
+
+
+class LedgerTotalSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    judgments = serializers.IntegerField()
+    valid_judgments = serializers.IntegerField()
+    discarded = serializers.IntegerField()
+    test_answers = serializers.IntegerField()
+    seconds = serializers.FloatField()
+    cost = serializers.CharField()
+
+
+class LedgerSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    currency = serializers.CharField()
+    pay_per_judgment = serializers.CharField(help_text="decimal: paid per answer, test questions included")
+    pay_per_hour = serializers.CharField(help_text="decimal: paid per hour on task")
+    total = LedgerTotalSerializer()
+    verified_pairs = serializers.IntegerField()
+    cost_per_valid_judgment = serializers.CharField(allow_null=True)
+    cost_per_verified_pair = serializers.CharField(allow_null=True)
+    annotators = LedgerRowSerializer(many=True)
+
+
 class ContextSerializer(serializers.Serializer):  # type: ignore[type-arg]
     complex_before = serializers.ListField(child=serializers.CharField())
     complex_sentence = serializers.CharField()

@@ -13,7 +13,7 @@ from accounts.permissions import role_required
 from accounts.roles import Role, has_role
 from annotation.forms_jobs import JobForm
 from annotation.models import LabelingJob, Membership
-from annotation.services import job_setup, presenting, removal
+from annotation.services import job_setup, ledger, presenting, removal
 from annotation.views_label import LABELERS, user_of
 
 
@@ -90,5 +90,6 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
             "members": members,
             "mean_seconds": (seconds["total"] / seconds["n"]) if seconds["n"] else None,
             "statuses": [("open", "Reopen"), ("paused", "Pause"), ("closed", "Close")],
+            "ledger": ledger.job_ledger(job),
         },
     )

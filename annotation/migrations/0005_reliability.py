@@ -98,5 +98,10 @@ class Migration(migrations.Migration):
             model_name='jobitem',
             index=models.Index(fields=['job', 'rank'], name='annotation__job_id_8d462a_idx'),
         ),
+        migrations.AddField(
+            model_name='testanswer',
+            name='seconds',
+            field=models.FloatField(default=0, help_text='time on task measured by the server, as Judgment.seconds'),
+        ),
         migrations.RunPython(give_existing_rows_their_own_draws, migrations.RunPython.noop),
     ]

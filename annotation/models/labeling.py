@@ -269,6 +269,7 @@ class TestAnswer(models.Model):
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="test_answers")
     label = models.CharField(max_length=16, choices=AlignmentLabel.choices)
     correct = models.BooleanField()
+    seconds = models.FloatField(default=0, help_text="time on task measured by the server, as Judgment.seconds")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

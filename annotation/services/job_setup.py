@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -54,6 +55,9 @@ class JobSettings:
     reservation_minutes: int = 15
     top_k: int = 3
     instructions: str = ""
+    pay_per_judgment: Decimal = Decimal(0)
+    pay_per_hour: Decimal = Decimal(0)
+    currency: str = "USD"
     extra: dict[str, object] = field(default_factory=dict)
 
 
@@ -222,6 +226,9 @@ def create_job(
             top_k=settings.top_k,
             instructions=settings.instructions,
             seed=seed,
+            pay_per_judgment=settings.pay_per_judgment,
+            pay_per_hour=settings.pay_per_hour,
+            currency=settings.currency,
         )
         rng = random.Random(seed)
         JobItem.objects.bulk_create([JobItem(job=job, candidate_id=pk, rank=rng.random()) for pk in item_pks], batch_size=2000)

@@ -160,7 +160,8 @@ def submit_answer(user: User, token: str, label: str, now: datetime | None = Non
         if assignment.test_question is not None:
             correct = label == assignment.test_question.gold_label
             TestAnswer.objects.create(
-                job=job, test_question=assignment.test_question, annotator=user, label=label, correct=correct
+                job=job, test_question=assignment.test_question, annotator=user, label=label, correct=correct,
+                seconds=round(elapsed, 3),
             )
             membership.tests_answered += 1
             membership.tests_correct += int(correct)
