@@ -58,12 +58,11 @@ class JobForm(forms.Form):
         """The job's settings from the cleaned form."""
         names = ("judgments_per_pair", "test_question_every", "min_seconds", "accuracy_threshold",
                  "min_test_questions", "reservation_minutes", "top_k", "instructions")
-        pay = {
-            "pay_per_judgment": self.cleaned_data.get("pay_per_judgment") or Decimal(0),
-            "pay_per_hour": self.cleaned_data.get("pay_per_hour") or Decimal(0),
-            "currency": self.cleaned_data.get("currency") or "USD",
-        }
-        return job_setup.JobSettings(**{name: self.cleaned_data[name] for name in names}, **pay)
+        settings = job_setup.JobSettings(**{name: self.cleaned_data[name] for name in names})
+        settings.pay_per_judgment = self.cleaned_data.get("pay_per_judgment") or Decimal(0)
+        settings.pay_per_hour = self.cleaned_data.get("pay_per_hour") or Decimal(0)
+        settings.currency = self.cleaned_data.get("currency") or "USD"
+        return settings
 
     def pair_id_list(self) -> list[str]:
         raw = self.cleaned_data.get("pair_ids") or ""

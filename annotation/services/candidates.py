@@ -179,7 +179,7 @@ def human_references() -> list[models.ForeignObjectRel]:
     ``TestQuestion.candidate``) included: ``_meta.related_objects`` leaves those out."""
     return [
         f for f in CandidatePair._meta.get_fields(include_hidden=True)
-        if f.auto_created and not f.concrete and (f.one_to_many or f.one_to_one)  # type: ignore[union-attr]
+        if isinstance(f, models.ForeignObjectRel) and (f.one_to_many or f.one_to_one)
     ]
 
 
@@ -187,7 +187,7 @@ def protected_candidates() -> models.Q:
     """Candidates that something refers to (job items, test questions, verified labels, ...)."""
     q = models.Q()
     for rel in human_references():
-        q |= models.Q(pk__in=rel.related_model._default_manager.values(rel.field.attname))  # type: ignore[union-attr]
+        q |= models.Q(pk__in=rel.related_model._default_manager.values(rel.field.attname))
     return q
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import uuid
-from decimal import Decimal
 from collections.abc import Sequence
+from decimal import Decimal
 
 import numpy as np
 from django.contrib.auth import get_user_model

@@ -225,6 +225,7 @@ def test_missed_tests_are_explained_and_removal_happens_at_page_ends(annotator, 
         assert item.reserved_count == Assignment.objects.filter(item=item, answered_at__isnull=True).count()
     with pytest.raises(assignment.AnnotatorRemoved):
         assignment.next_question(job, annotator)
+    assert CheckAnswer.objects.filter(annotator=annotator, correct=False).count() == missed_tests
 
 
 def test_closing_a_job_settles_unfinished_pages(annotator):
