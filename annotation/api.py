@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
-from accounts.permissions import IsAnnotator
+from accounts.permissions import IsAnnotator, IsResearcher
 from annotation.models import LabelingJob, Membership
 from annotation.serializers import (
     AnswerRequestSerializer,
@@ -26,11 +26,12 @@ from annotation.serializers import (
     ContextSerializer,
     ErrorSerializer,
     JobSerializer,
+    LedgerSerializer,
     MyStatsSerializer,
     NextQuestionRequestSerializer,
     QuestionSerializer,
 )
-from annotation.services import assignment, labeling, presenting
+from annotation.services import assignment, labeling, ledger, presenting
 from annotation.views_label import user_of
 
 
@@ -82,6 +83,14 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(QuestionSerializer(presenting.question_view(found).as_dict()).data)
 
+    @extend_schema(responses={200: LedgerSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
+    @action(detail=True, methods=["get"], permission_classes=[IsResearcher])
+    def ledger(self, request: Request, pk: str | None = None) -> Response:
+        """The job's annotation cost ledger (researchers): per annotator and in total, judgments,
+        test answers, discarded judgments, seconds on task and cost with the job's pay settings."""
+        job = self.get_object()
+        return Response(LedgerSerializer(ledger.job_ledger(job).as_dict()).data)
+
     @extend_schema(responses=MyStatsSerializer)
     @action(detail=True, methods=["get"])
     def me(self, request: Request, pk: str | None = None) -> Response:
@@ -93,7 +102,11 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
 
 @extend_schema(
     request=AnswerRequestSerializer,
-    responses={200: AnswerResultSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 410: ErrorSerializer, 429: ErrorSerializer},
+    responses={
+        200: AnswerResultSerializer, 400: ErrorSerializer, 403: ErrorSerializer,
+        409: OpenApiResponse(ErrorSerializer, description="``code`` ``job_closed``: the job was paused or closed; nothing stored"),
+        410: ErrorSerializer, 429: ErrorSerializer,
+    },
 )
 @api_view(["POST"])
 @permission_classes([IsAnnotator])
@@ -102,7 +115,9 @@ def answer(request: Request) -> Response:
     """Answer a question by its token. Resubmitting the same token returns the first result.
 
     429 with ``code`` ``too_fast`` when the minimum time per question has not passed (nothing stored);
-    429 with ``code`` ``throttled`` when answers come faster than the rate limit.
+    429 with ``code`` ``throttled`` when answers come faster than the rate limit;
+    409 with ``code`` ``job_closed`` when the job was paused or closed after the question was served.
+    Accuracy, feedback on missed test questions and removal change only when an answer ends a page.
     """
     body = AnswerRequestSerializer(data=request.data)
     body.is_valid(raise_exception=True)
@@ -114,6 +129,8 @@ def answer(request: Request) -> Response:
         return error(str(exc), "gone", 410)
     except labeling.Removed as exc:
         return error(str(exc), "removed", 403)
+    except labeling.JobNotOpen as exc:
+        return error(str(exc), "job_closed", 409)
     except labeling.InvalidLabel as exc:
         return error(str(exc), "invalid", 400)
     return Response(AnswerResultSerializer(result.as_dict()).data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -29,7 +30,8 @@ class JobForm(forms.Form):
     )
     judgments_per_pair = forms.IntegerField(min_value=1, max_value=50, initial=5)
     test_question_every = forms.IntegerField(
-        min_value=0, max_value=50, initial=5, label="One test question in every", help_text="0 = no test questions"
+        min_value=0, max_value=50, initial=5, label="Test-question rate 1 in",
+        help_text="each question is a test with probability 1/N (N is also the page size); 0 = no test questions"
     )
     min_seconds = forms.IntegerField(min_value=0, max_value=600, initial=10, label="Minimum seconds per question")
     accuracy_threshold = forms.FloatField(min_value=0, max_value=1, initial=0.85)
@@ -39,6 +41,12 @@ class JobForm(forms.Form):
     gold_file = forms.FileField(required=False, label="Gold TSV")
     max_tests = forms.IntegerField(min_value=0, max_value=5000, initial=50, label="At most this many test questions")
     instructions = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), label="Extra instructions")
+    pay_per_judgment = forms.DecimalField(min_value=0, max_digits=10, decimal_places=4, initial=0, required=False,
+                                          help_text="paid per answer (test questions included)")
+    pay_per_hour = forms.DecimalField(min_value=0, max_digits=10, decimal_places=2, initial=0, required=False,
+                                      help_text="paid per hour on task, as the server measures it")
+    currency = forms.RegexField(regex=r"^[A-Z]{3}$", initial="USD", max_length=3, required=False,
+                                help_text="ISO 4217 code, e.g. USD, EUR")
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -50,7 +58,11 @@ class JobForm(forms.Form):
         """The job's settings from the cleaned form."""
         names = ("judgments_per_pair", "test_question_every", "min_seconds", "accuracy_threshold",
                  "min_test_questions", "reservation_minutes", "top_k", "instructions")
-        return job_setup.JobSettings(**{name: self.cleaned_data[name] for name in names})
+        settings = job_setup.JobSettings(**{name: self.cleaned_data[name] for name in names})
+        settings.pay_per_judgment = self.cleaned_data.get("pay_per_judgment") or Decimal(0)
+        settings.pay_per_hour = self.cleaned_data.get("pay_per_hour") or Decimal(0)
+        settings.currency = self.cleaned_data.get("currency") or "USD"
+        return settings
 
     def pair_id_list(self) -> list[str]:
         raw = self.cleaned_data.get("pair_ids") or ""

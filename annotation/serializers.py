@@ -38,25 +38,64 @@ class AnswerRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
     label = serializers.ChoiceField(choices=AlignmentLabel.choices)  # type: ignore[assignment]
 
 
+class FeedbackSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    complex = serializers.CharField()
+    simple = serializers.CharField()
+    given = serializers.CharField()
+    expected = serializers.CharField()
+    explanation = serializers.CharField()
+
+
 class AnswerResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     token = serializers.CharField()
     label = serializers.CharField()  # type: ignore[assignment]
     duplicate = serializers.BooleanField(help_text="true when this token was answered before (nothing new stored)")
-    missed = serializers.BooleanField(help_text="true when the answer missed a known answer; see explanation")
-    expected_label = serializers.CharField(allow_blank=True)
-    explanation = serializers.CharField(allow_blank=True)
+    page_end = serializers.BooleanField(help_text="true when this answer ended a page: accuracy, feedback and removal are settled")
+    missed = serializers.BooleanField(help_text="true when the page that just ended had missed test questions; see feedback")
+    feedback = FeedbackSerializer(many=True, help_text="the missed test questions of the page that just ended (empty otherwise)")
     removed = serializers.BooleanField()
     answered = serializers.IntegerField()
-    accuracy = serializers.FloatField(allow_null=True)
+    accuracy = serializers.FloatField(allow_null=True, help_text="test-question accuracy as of the last page end")
 
 
 class MyStatsSerializer(serializers.Serializer):  # type: ignore[type-arg]
     answered = serializers.IntegerField()
-    tests_answered = serializers.IntegerField()
-    accuracy = serializers.FloatField(allow_null=True)
+    tests_answered = serializers.IntegerField(help_text="test questions answered, as of the last page end")
+    accuracy = serializers.FloatField(allow_null=True, help_text="test-question accuracy, as of the last page end")
     removed = serializers.BooleanField()
     page_position = serializers.IntegerField()
     page_size = serializers.IntegerField()
+
+
+class LedgerRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    annotator = serializers.CharField()
+    judgments = serializers.IntegerField()
+    valid_judgments = serializers.IntegerField()
+    discarded = serializers.IntegerField(help_text="judgments invalidated when the annotator was removed")
+    test_answers = serializers.IntegerField()
+    seconds = serializers.FloatField(help_text="time on task measured by the server")
+    cost = serializers.CharField(help_text="decimal, in the ledger's currency")
+    removed = serializers.BooleanField()
+
+
+class LedgerTotalSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    judgments = serializers.IntegerField()
+    valid_judgments = serializers.IntegerField()
+    discarded = serializers.IntegerField()
+    test_answers = serializers.IntegerField()
+    seconds = serializers.FloatField()
+    cost = serializers.CharField()
+
+
+class LedgerSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    currency = serializers.CharField()
+    pay_per_judgment = serializers.CharField(help_text="decimal: paid per answer, test questions included")
+    pay_per_hour = serializers.CharField(help_text="decimal: paid per hour on task")
+    total = LedgerTotalSerializer()
+    verified_pairs = serializers.IntegerField()
+    cost_per_valid_judgment = serializers.CharField(allow_null=True)
+    cost_per_verified_pair = serializers.CharField(allow_null=True)
+    annotators = LedgerRowSerializer(many=True)
 
 
 class ContextSerializer(serializers.Serializer):  # type: ignore[type-arg]

@@ -13,7 +13,7 @@ from accounts.permissions import role_required
 from accounts.roles import Role, has_role
 from annotation.forms_jobs import JobForm
 from annotation.models import LabelingJob, Membership
-from annotation.services import job_setup, presenting
+from annotation.services import job_setup, ledger, presenting, removal
 from annotation.views_label import LABELERS, user_of
 
 
@@ -71,6 +71,8 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         if new_status in LabelingJob.Status.values:
             job.status = new_status
             job.save(update_fields=["status"])
+            if new_status == LabelingJob.Status.CLOSED:
+                removal.settle_job(job)  # the last, unfinished pages count too
             messages.success(request, f"Job is now {job.get_status_display()}.")
         return redirect("annotation:job_detail", job.pk)
     members = (
@@ -88,5 +90,6 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
             "members": members,
             "mean_seconds": (seconds["total"] / seconds["n"]) if seconds["n"] else None,
             "statuses": [("open", "Reopen"), ("paused", "Pause"), ("closed", "Close")],
+            "ledger": ledger.job_ledger(job),
         },
     )

@@ -69,11 +69,16 @@ def answer_form(request: HttpRequest, job_id: int) -> HttpResponse:
     """Fallback without JavaScript: answer, then back to the labeling page (PRG)."""
     try:
         result = labeling.submit_answer(user_of(request), request.POST.get("token", ""), request.POST.get("label", ""))
-    except labeling.TooFast as exc:
-        messages.error(request, str(exc))
+    except labeling.JobNotOpen as exc:
+        job = get_object_or_404(LabelingJob, pk=job_id)
+        return render(request, "annotation/label_done.html", {"job": job, "closed": True, "refused": str(exc)}, status=409)
     except labeling.AnswerError as exc:
         messages.error(request, str(exc))
     else:
-        if result.missed:
-            messages.warning(request, f"That was a check question: expected “{result.expected_label}”. {result.explanation}")
+        for miss in result.feedback:
+            messages.warning(
+                request,
+                f"On the page you just finished, a question had a known answer: “{miss.simple}” / “{miss.complex}”: "
+                f"you answered “{miss.given}”, expected “{miss.expected}”. {miss.explanation}",
+            )
     return redirect("annotation:label", job_id)

@@ -38,6 +38,9 @@ def main() -> None:
     parser.add_argument("--min-shared", type=int, default=agreement.DEFAULT_MIN_SHARED)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--write-job", metavar="NAME", help="also create the simulated job in the database")
+    parser.add_argument("--pay-per-judgment", default="0", help="with --write-job: pay per answer (cost ledger)")
+    parser.add_argument("--pay-per-hour", default="0", help="with --write-job: pay per hour on task (cost ledger)")
+    parser.add_argument("--currency", default="USD")
     parser.add_argument("--crowdkit", action="store_true",
                         help="also run crowd-kit's Dawid-Skene, MACE and GLAD (slow: minutes at 50k items)")
     args = parser.parse_args()
@@ -108,9 +111,10 @@ def main() -> None:
         from annotation.services.simulated_job import create_simulated_job
 
         job = create_simulated_job(args.write_job, n_items=args.items, accuracies=args.accuracies, priors=args.priors,
-                                   per_tier=args.per_tier, seed=args.seed)
+                                   per_tier=args.per_tier, seed=args.seed, pay_per_judgment=args.pay_per_judgment,
+                                   pay_per_hour=args.pay_per_hour, currency=args.currency)
         print(f"created labeling job {job.pk} ({job.name}); see /annotate/jobs/{job.pk}/stats/ or "
-              f"`manage.py job_agreement {job.pk}`")
+              f"`manage.py job_agreement {job.pk}`; its cost ledger at /annotate/jobs/{job.pk}/#ledger")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@ Raw judgments (Judgment), the aggregated label (AggregatedLabel) and the verifie
 
 from __future__ import annotations
 
+import random
+import secrets
+
 from django.conf import settings
 from django.db import models
 
@@ -87,6 +90,16 @@ class CandidatePair(models.Model):
         return f"candidate {self.simple_id}/{self.complex_id}"
 
 
+def random_rank() -> float:
+    """A job item's random serving position in [0, 1)."""
+    return random.random()
+
+
+def new_seed() -> int:
+    """A job's own sampling seed (test questions, item order): never shared between jobs."""
+    return secrets.randbelow(2**31 - 1) + 1
+
+
 class LabelingJob(models.Model):
     class Status(models.TextChoices):
         OPEN = "open", "open"
@@ -102,13 +115,19 @@ class LabelingJob(models.Model):
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     strategy = models.CharField(max_length=10, choices=Strategy.choices, default=Strategy.PARAGRAPH)
     judgments_per_pair = models.PositiveSmallIntegerField(default=5)
-    test_question_every = models.PositiveSmallIntegerField(default=5, help_text="one test question in every N questions")
+    test_question_every = models.PositiveSmallIntegerField(
+        default=5, help_text="test-question rate 1/N: each question served is a test with probability 1/N (0: none); N is also the page size"
+    )
     min_seconds = models.PositiveSmallIntegerField(default=10)
     accuracy_threshold = models.FloatField(default=0.85)
     min_test_questions = models.PositiveSmallIntegerField(default=4, help_text="test answers before the threshold applies")
     reservation_minutes = models.PositiveSmallIntegerField(default=15)
     top_k = models.PositiveSmallIntegerField(default=3, help_text="Wikipedia strategy: complex sentences per simple sentence and measure")
     instructions = models.TextField(blank=True)
+    seed = models.PositiveIntegerField(default=new_seed, help_text="this job's own seed: test-question sample, serving order")
+    pay_per_judgment = models.DecimalField(max_digits=10, decimal_places=4, default=0, help_text="pay per answered question (judgment or test answer)")
+    pay_per_hour = models.DecimalField(max_digits=10, decimal_places=2, default=0, help_text="pay per hour on task (seconds from serving to answer)")
+    currency = models.CharField(max_length=3, default="USD")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -118,18 +137,30 @@ class LabelingJob(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def page_size(self) -> int:
+        """Questions per page: accuracy, feedback and removal are settled at page ends."""
+        return self.test_question_every if self.test_question_every > 0 else 5
+
+    @property
+    def accepts_answers(self) -> bool:
+        return self.status == self.Status.OPEN
+
 
 class JobItem(models.Model):
     """A candidate pair in a job; ``judgments_count`` counts valid judgments (capacity control)."""
 
     job = models.ForeignKey(LabelingJob, on_delete=models.CASCADE, related_name="items")
-    candidate = models.ForeignKey(CandidatePair, on_delete=models.CASCADE, related_name="job_items")
+    # RESTRICT: regenerating machine output never deletes a candidate that human work refers to
+    # (deleting the whole corpus or job still cascades through both)
+    candidate = models.ForeignKey(CandidatePair, on_delete=models.RESTRICT, related_name="job_items")
     judgments_count = models.PositiveSmallIntegerField(default=0)
     reserved_count = models.PositiveSmallIntegerField(default=0)
+    rank = models.FloatField(default=random_rank, help_text="random position in [0, 1): serving starts at a fresh random rank each time")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["job", "candidate"], name="job_item_unique")]
-        indexes = [models.Index(fields=["job", "judgments_count"])]
+        indexes = [models.Index(fields=["job", "judgments_count"]), models.Index(fields=["job", "rank"])]
 
     def __str__(self) -> str:
         return f"job {self.job_id} item {self.pk}"
@@ -139,7 +170,7 @@ class TestQuestion(models.Model):
     """A gold pair with a short explanation; served exactly like an ordinary question."""
 
     job = models.ForeignKey(LabelingJob, on_delete=models.CASCADE, related_name="test_questions")
-    candidate = models.ForeignKey(CandidatePair, on_delete=models.CASCADE, related_name="+")
+    candidate = models.ForeignKey(CandidatePair, on_delete=models.RESTRICT, related_name="+")
     gold_label = models.CharField(max_length=16, choices=AlignmentLabel.choices)
     explanation = models.TextField()
 
@@ -159,7 +190,8 @@ class Membership(models.Model):
     tests_correct = models.PositiveIntegerField(default=0)
     questions_served = models.PositiveIntegerField(default=0)
     questions_answered = models.PositiveIntegerField(default=0)
-    test_slot = models.PositiveSmallIntegerField(default=0, help_text="position of the test question in the current page")
+    shown_tests_answered = models.PositiveIntegerField(default=0, help_text="tests_answered as of the last page end (what the annotator sees)")
+    shown_tests_correct = models.PositiveIntegerField(default=0)
     last_answer_at = models.DateTimeField(null=True, blank=True, help_text="the minimum time runs from here or the serve time")
     removed = models.BooleanField(default=False)
     removed_at = models.DateTimeField(null=True, blank=True)
@@ -172,7 +204,13 @@ class Membership(models.Model):
 
     @property
     def accuracy(self) -> float | None:
+        """True test-question accuracy (researchers' pages); annotators see ``shown_accuracy``."""
         return self.tests_correct / self.tests_answered if self.tests_answered else None
+
+    @property
+    def shown_accuracy(self) -> float | None:
+        """Accuracy as of the last page end: it cannot tell which answer of a page was a test."""
+        return self.shown_tests_correct / self.shown_tests_answered if self.shown_tests_answered else None
 
 
 class Assignment(models.Model):
@@ -231,6 +269,7 @@ class TestAnswer(models.Model):
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="test_answers")
     label = models.CharField(max_length=16, choices=AlignmentLabel.choices)
     correct = models.BooleanField()
+    seconds = models.FloatField(default=0, help_text="time on task measured by the server, as Judgment.seconds")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -263,7 +302,7 @@ class AggregatedLabel(models.Model):
 class VerifiedLabel(models.Model):
     """The in-house verifier's label for a candidate pair: what training and export use."""
 
-    candidate = models.OneToOneField(CandidatePair, on_delete=models.CASCADE, related_name="verified")
+    candidate = models.OneToOneField(CandidatePair, on_delete=models.RESTRICT, related_name="verified")
     label = models.CharField(max_length=16, choices=AlignmentLabel.choices)
     aggregated_label = models.CharField(max_length=16, choices=AlignmentLabel.choices, blank=True)
     verifier = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True)

@@ -1,5 +1,14 @@
-"""Serving questions: one test question at a random position in each page of N questions,
-capacity control with row locks, reservations that expire, never the same pair twice.
+"""Serving questions: tests indistinguishable from work, capacity control with row locks,
+reservations that expire, never the same pair twice.
+
+Tests cannot be told from work by their place: each question served is a test question with
+probability ``1 / job.test_question_every`` (so a page of N questions holds 0, 1, 2, ... tests,
+binomially), and ordinary items come in a random order of their own for every annotator (each
+serve starts at a fresh random ``JobItem.rank``; ranks are a random permutation drawn at job
+creation), never in (document pair, simple, complex) order. The draws come from a generator
+seeded by the job's secret seed, the annotator and the count of questions served (reproducible
+for tests, unknowable to annotators). What an annotator sees of their accuracy changes only at
+page ends (``labeling``), so it cannot tell which answer was a test either.
 
 Capacity invariant per job item: ``judgments_count + reserved_count <= judgments_per_pair``.
 Serving locks a free item with ``SELECT ... FOR UPDATE SKIP LOCKED`` (concurrent annotators
@@ -91,23 +100,25 @@ def reserve_free(
     """Lock the first of ``items`` with ``done + reserved < capacity`` that ``seen`` (a queryset
     filtered on ``OuterRef("pk")``) does not hold, skipping rows other servers have locked, and
     take one reservation on it. Call inside a transaction."""
-    item = (
-        items.select_for_update(skip_locked=True, of=("self",))
-        .alias(load=F(done) + F(reserved))
-        .filter(load__lt=capacity)
-        .filter(~Exists(seen))
-        .order_by(*order)
-        .first()
-    )
+    free = items.select_for_update(skip_locked=True, of=("self",)).alias(load=F(done) + F(reserved)).filter(load__lt=capacity)
+    item = free.filter(~Exists(seen)).order_by(*order).first()
     if item is not None:
         type(item)._default_manager.filter(pk=item.pk).update(**{reserved: F(reserved) + 1})
     return item
 
 
-def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime) -> Assignment | None:
+def serving_rng(job: LabelingJob, user: User, served: int) -> random.Random:
+    """The draws of the ``served``-th question of ``user`` in ``job``: seeded by the job's secret seed."""
+    return random.Random(f"{job.seed}:{user.pk}:{served}")
+
+
+def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime, start: float) -> Assignment | None:
+    """A free item at or after the random rank ``start`` (wrapping around to the lowest ranks)."""
     seen = Assignment.objects.filter(annotator=user, item=OuterRef("pk"))
     items = JobItem.objects.select_related("candidate__simple", "candidate__complex").filter(job=job)
-    item = reserve_free(items, job.judgments_per_pair, seen)
+    item = reserve_free(items.filter(rank__gte=start), job.judgments_per_pair, seen, order=("rank", "pk"))
+    if item is None:
+        item = reserve_free(items.filter(rank__lt=start), job.judgments_per_pair, seen, order=("rank", "pk"))
     if item is None:
         return None
     return Assignment.objects.create(
@@ -115,15 +126,12 @@ def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime) 
     )
 
 
-def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime) -> Assignment | None:
+def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime, rng: random.Random) -> Assignment | None:
     seen = Assignment.objects.filter(annotator=user, test_question=OuterRef("pk"))
-    test = (
-        TestQuestion.objects.filter(job=job)
-        .filter(~Exists(seen))
-        .select_related("candidate__simple", "candidate__complex")
-        .order_by("?")
-        .first()
-    )
+    left = list(TestQuestion.objects.filter(job=job).filter(~Exists(seen)).order_by("pk").values_list("pk", flat=True))
+    if not left:
+        return None
+    test = TestQuestion.objects.select_related("candidate__simple", "candidate__complex").filter(pk=rng.choice(left)).first()
     if test is None:
         return None
     return Assignment.objects.create(
@@ -138,7 +146,7 @@ def next_question(
     nothing is left for this user. Raises JobClosed or AnnotatorRemoved.
 
     The returned assignment has its candidate's sentences loaded (``presenting.question_view``)."""
-    if job.status != LabelingJob.Status.OPEN:
+    if not job.accepts_answers:
         raise JobClosed(job.get_status_display())
     now = timezone.now()
     membership = membership or membership_for(job, user)
@@ -156,22 +164,23 @@ def next_question(
         return None
     expires = now + timedelta(minutes=job.reservation_minutes)
     with transaction.atomic():
+        # the membership row lock serialises this annotator's serving: the pending count is
+        # read again under it, so parallel "next" requests never exceed MAX_PENDING
         m = Membership.objects.select_for_update().get(pk=membership.pk)
         if m.removed:
             raise AnnotatorRemoved()
-        every = max(job.test_question_every, 1)
-        position = m.questions_served % every
-        if position == 0:
-            m.test_slot = random.randrange(every)
-        assignment = None
-        if job.test_question_every > 0 and position == m.test_slot:
-            assignment = _serve_test(job, user, now, expires)
+        pending = Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now).count()
+        if pending >= MAX_PENDING:
+            return None
+        rng = serving_rng(job, user, m.questions_served)
+        is_test, start = job.test_question_every > 0 and rng.random() < 1 / job.test_question_every, rng.random()
+        assignment = _serve_test(job, user, now, expires, rng) if is_test else None
         if assignment is None:
-            assignment = _serve_item(job, user, now, expires)
+            assignment = _serve_item(job, user, now, expires, start)
         if assignment is None:
             return None
         m.questions_served += 1
-        m.save(update_fields=["questions_served", "test_slot"])
+        m.save(update_fields=["questions_served"])
     return assignment  # its item or test question came with the candidate's sentences
 
 

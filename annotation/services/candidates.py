@@ -98,17 +98,38 @@ def link_positions(plain: PlainPair) -> dict[tuple[int, int], tuple[float | None
 
 
 def write_links(plain: PlainPair, links: dict[tuple[int, int], tuple[float | None, str]],
-                origins: Iterable[str] = (ParagraphLink.Origin.AUTO, ParagraphLink.Origin.MANUAL)) -> None:
-    """Replace the pair's links of the given origins by ``links`` ((c, s) -> (score, origin))."""
-    ParagraphLink.objects.filter(pair_id=plain.pk, origin__in=list(origins)).delete()
-    ParagraphLink.objects.bulk_create(
-        [
-            ParagraphLink(pair_id=plain.pk, complex_paragraph_id=plain.complex_paragraph_pk[c],
-                          simple_paragraph_id=plain.simple_paragraph_pk[s], score=score, origin=origin)
-            for (c, s), (score, origin) in sorted(links.items())
-        ],
-        ignore_conflicts=True,
-    )
+                origins: Iterable[str] = (ParagraphLink.Origin.AUTO, ParagraphLink.Origin.MANUAL)) -> int:
+    """Bring the pair's links of the given origins to ``links`` ((c, s) -> (score, origin)):
+    only the differences are written (deleted, inserted, updated), so an unchanged alignment
+    writes nothing. Returns the rows written."""
+    wanted = {
+        (plain.complex_paragraph_pk[c], plain.simple_paragraph_pk[s]): (score, origin)
+        for (c, s), (score, origin) in links.items()
+    }
+    existing = {
+        (c, s): (pk, score, origin)
+        for pk, c, s, score, origin in ParagraphLink.objects.filter(pair_id=plain.pk, origin__in=list(origins)).values_list(
+            "pk", "complex_paragraph_id", "simple_paragraph_id", "score", "origin"
+        )
+    }
+    gone = [pk for key, (pk, _, _) in existing.items() if key not in wanted]
+    if gone:
+        ParagraphLink.objects.filter(pk__in=gone).delete()
+    changed = [
+        ParagraphLink(pk=existing[key][0], score=score, origin=origin)
+        for key, (score, origin) in wanted.items()
+        if key in existing and existing[key][1:] != (score, origin)
+    ]
+    if changed:
+        ParagraphLink.objects.bulk_update(changed, ["score", "origin"])
+    fresh = [
+        ParagraphLink(pair_id=plain.pk, complex_paragraph_id=c, simple_paragraph_id=s, score=score, origin=origin)
+        for (c, s), (score, origin) in sorted(wanted.items())
+        if (c, s) not in existing
+    ]
+    if fresh:
+        ParagraphLink.objects.bulk_create(fresh, ignore_conflicts=True)
+    return len(gone) + len(changed) + len(fresh)
 
 
 def record_revision(pair_pk: int, new: Iterable[tuple[int, int]], old: Iterable[tuple[int, int]], source: str,
@@ -122,16 +143,16 @@ def record_revision(pair_pk: int, new: Iterable[tuple[int, int]], old: Iterable[
     )
 
 
-def replace_automatic_links(plain: PlainPair, links: Sequence[Link], source: str) -> bool:
-    """Replace the automatic links by ``links`` and record a revision when they changed. True if changed."""
+def replace_automatic_links(plain: PlainPair, links: Sequence[Link], source: str) -> int:
+    """Replace the automatic links by ``links`` (writing only the differences) and record a
+    revision when the set of links changed. Returns the link rows written (0: unchanged)."""
     old = set(link_positions(plain))
-    write_links(plain, {(c, s): (float(score), ParagraphLink.Origin.AUTO) for c, s, score in links},
-                origins=(ParagraphLink.Origin.AUTO,))
+    written = write_links(plain, {(c, s): (float(score), ParagraphLink.Origin.AUTO) for c, s, score in links},
+                          origins=(ParagraphLink.Origin.AUTO,))
     fresh = {(c, s) for c, s, _ in links}
     if fresh != old:
         record_revision(plain.pk, fresh, old, source)
-        return True
-    return False
+    return written
 
 
 def ensure_auto_alignment(pair: DocumentPair) -> bool:
@@ -153,10 +174,19 @@ def ensure_auto_alignment(pair: DocumentPair) -> bool:
 # --- candidate pairs -----------------------------------------------------------------------------
 
 
+def human_references() -> list[models.ForeignObjectRel]:
+    """Every relation that points at candidate pairs, hidden ones (``related_name="+"``, e.g.
+    ``TestQuestion.candidate``) included: ``_meta.related_objects`` leaves those out."""
+    return [
+        f for f in CandidatePair._meta.get_fields(include_hidden=True)
+        if isinstance(f, models.ForeignObjectRel) and (f.one_to_many or f.one_to_one)
+    ]
+
+
 def protected_candidates() -> models.Q:
     """Candidates that something refers to (job items, test questions, verified labels, ...)."""
     q = models.Q()
-    for rel in CandidatePair._meta.related_objects:
+    for rel in human_references():
         q |= models.Q(pk__in=rel.related_model._default_manager.values(rel.field.attname))
     return q
 
@@ -201,10 +231,15 @@ def score_candidates(plain: PlainPair, aligner: object) -> int:
         for a in aligner.align([plain.doc])[0]  # type: ignore[attr-defined]
         if a.label != "notAligned"
     }
-    rows = list(CandidatePair.objects.filter(pair_id=plain.pk))
+    rows = list(CandidatePair.objects.filter(pair_id=plain.pk).only("pk", "simple_id", "complex_id", "score"))
+    changed = []
     for row in rows:
-        row.score = float(predicted.get((row.simple_id, row.complex_id), 0.0))
-    CandidatePair.objects.bulk_update(rows, ["score"], batch_size=1000)
+        score = float(predicted.get((row.simple_id, row.complex_id), 0.0))
+        if row.score != score:  # write only the scores that changed (a re-run writes nothing)
+            row.score = score
+            changed.append(row)
+    if changed:
+        CandidatePair.objects.bulk_update(changed, ["score"], batch_size=1000)
     return len(rows)
 
 

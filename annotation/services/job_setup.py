@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -12,6 +13,7 @@ from django.db.models import QuerySet
 
 from alignment_engine.ids import COMPLEX, SentenceId
 from annotation.models import JobItem, LabelingJob, TestQuestion, VerifiedLabel
+from annotation.models.labeling import new_seed
 from annotation.services import candidates
 from curation.models import AlignmentLabel, Corpus, DocumentPair, ReferenceAlignment, Sentence
 from curation.plain import load_plain_pairs
@@ -53,6 +55,9 @@ class JobSettings:
     reservation_minutes: int = 15
     top_k: int = 3
     instructions: str = ""
+    pay_per_judgment: Decimal = Decimal(0)
+    pay_per_hour: Decimal = Decimal(0)
+    currency: str = "USD"
     extra: dict[str, object] = field(default_factory=dict)
 
 
@@ -181,11 +186,15 @@ def create_job(
     settings: JobSettings | None = None,
     gold: Sequence[tuple[int, str, str]] = (),
     max_tests: int = 50,
-    seed: int = 0,
+    seed: int | None = None,
 ) -> LabelingJob:
     """Create a job over the corpus's pairs (or ``pair_ids``) with test questions from ``gold``
-    ((candidate pk, label, explanation) rows, see ``gold_from_*``). Test pairs are not job items."""
+    ((candidate pk, label, explanation) rows, see ``gold_from_*``). Test pairs are not job items.
+
+    ``seed`` (default: a fresh random one, stored on the job) draws the test-question sample and
+    the items' random ranks: two jobs from the same gold get different test questions."""
     settings = settings or JobSettings()
+    seed = new_seed() if seed is None else seed
     pairs = corpus.pairs.all()
     if pair_ids:
         pairs = pairs.filter(pair_id__in=list(pair_ids))
@@ -216,8 +225,13 @@ def create_job(
             reservation_minutes=settings.reservation_minutes,
             top_k=settings.top_k,
             instructions=settings.instructions,
+            seed=seed,
+            pay_per_judgment=settings.pay_per_judgment,
+            pay_per_hour=settings.pay_per_hour,
+            currency=settings.currency,
         )
-        JobItem.objects.bulk_create([JobItem(job=job, candidate_id=pk) for pk in item_pks], batch_size=2000)
+        rng = random.Random(seed)
+        JobItem.objects.bulk_create([JobItem(job=job, candidate_id=pk, rank=rng.random()) for pk in item_pks], batch_size=2000)
         TestQuestion.objects.bulk_create(
             [TestQuestion(job=job, candidate_id=pk, gold_label=label, explanation=expl) for pk, label, expl in tests]
         )

@@ -1,9 +1,12 @@
-"""Accepting answers: the minimum time from the serve time, idempotent resubmission, test
-answers with explanations after a miss, and automatic removal below the accuracy threshold."""
+"""Accepting answers: open jobs only, the minimum time from the serve time, idempotent
+resubmission, and at each page end the settled accuracy, the explanations of the page's missed
+test questions and automatic removal below the accuracy threshold (``removal.settle_page``).
+Nothing in an answer's result differs between a test question and an ordinary one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from django.contrib.auth.models import User
@@ -30,6 +33,14 @@ class QuestionGone(AnswerError):
 
 class Removed(AnswerError):
     pass
+
+
+class JobNotOpen(AnswerError):
+    """The job was paused or closed after the question was served: the answer is refused."""
+
+    def __init__(self, status: str) -> None:
+        self.status = status
+        super().__init__(f"This job is {status}: answers are not accepted now; nothing was stored.")
 
 
 class TooFast(AnswerError):
@@ -59,49 +70,63 @@ class OverCapacity(AnswerError):
 
 
 @dataclass(frozen=True)
+class Feedback:
+    """A missed test question of the page that just ended, with its explanation."""
+
+    complex: str
+    simple: str
+    given: str
+    expected: str
+    explanation: str
+
+
+@dataclass(frozen=True)
 class AnswerResult:
     token: str
     label: str
     duplicate: bool
-    missed: bool
-    expected_label: str
-    explanation: str
     removed: bool
     answered: int
-    tests_answered: int
-    accuracy: float | None
+    tests_answered: int  # as shown: settled at page ends
+    accuracy: float | None  # as shown: settled at page ends
+    page_end: bool = False
+    feedback: tuple[Feedback, ...] = ()
+
+    @property
+    def missed(self) -> bool:
+        return bool(self.feedback)
 
     def as_dict(self) -> dict[str, object]:
         return {
             "token": self.token,
             "label": self.label,
             "duplicate": self.duplicate,
+            "page_end": self.page_end,
             "missed": self.missed,
-            "expected_label": self.expected_label,
-            "explanation": self.explanation,
+            "feedback": [asdict(f) for f in self.feedback],
             "removed": self.removed,
             "answered": self.answered,
             "accuracy": self.accuracy,
         }
 
 
-def _result(assignment: Assignment, membership: Membership, duplicate: bool) -> AnswerResult:
-    missed, expected, explanation = False, "", ""
-    if assignment.test_question_id is not None:
-        tq = assignment.test_question
-        if tq is not None and assignment.answer != tq.gold_label:
-            missed, expected, explanation = True, tq.gold_label, tq.explanation
+def _result(assignment: Assignment, membership: Membership, duplicate: bool,
+            page_end: bool = False, missed: Sequence[TestAnswer] = ()) -> AnswerResult:
+    feedback = tuple(
+        Feedback(a.test_question.candidate.complex.text, a.test_question.candidate.simple.text, a.label,
+                 a.test_question.gold_label, a.test_question.explanation)
+        for a in missed
+    )
     return AnswerResult(
         token=assignment.token,
         label=assignment.answer,
         duplicate=duplicate,
-        missed=missed,
-        expected_label=expected,
-        explanation=explanation,
         removed=membership.removed,
         answered=membership.questions_answered,
-        tests_answered=membership.tests_answered,
-        accuracy=membership.accuracy,
+        tests_answered=membership.shown_tests_answered,
+        accuracy=membership.shown_accuracy,
+        page_end=page_end,
+        feedback=feedback,
     )
 
 
@@ -129,11 +154,14 @@ def submit_answer(user: User, token: str, label: str, now: datetime | None = Non
         if membership.removed:
             raise Removed("You were removed from this job.")
         job = assignment.job
+        if not job.accepts_answers:
+            raise JobNotOpen(job.get_status_display())
         elapsed = check_min_time(assignment.served_at, membership.last_answer_at, job.min_seconds, now)
         if assignment.test_question is not None:
             correct = label == assignment.test_question.gold_label
             TestAnswer.objects.create(
-                job=job, test_question=assignment.test_question, annotator=user, label=label, correct=correct
+                job=job, test_question=assignment.test_question, annotator=user, label=label, correct=correct,
+                seconds=round(elapsed, 3),
             )
             membership.tests_answered += 1
             membership.tests_correct += int(correct)
@@ -153,6 +181,6 @@ def submit_answer(user: User, token: str, label: str, now: datetime | None = Non
         membership.questions_answered += 1
         membership.last_answer_at = now
         membership.save(update_fields=["questions_answered", "last_answer_at", "tests_answered", "tests_correct"])
-        if removal.below_threshold(job, membership):
-            removal.remove_annotator(job, membership, now)
-        return _result(assignment, membership, duplicate=False)
+        page_end = membership.questions_answered % job.page_size == 0
+        missed = removal.settle_page(job, membership, now) if page_end else []
+        return _result(assignment, membership, duplicate=False, page_end=page_end, missed=missed)

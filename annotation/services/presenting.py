@@ -75,13 +75,14 @@ class MyStats:
 
 
 def my_stats(job: LabelingJob, membership: Membership | None) -> MyStats:
-    size = max(job.test_question_every, 1) if job.test_question_every else 5
+    """What the annotator sees: test counts and accuracy as of the last page end (never per answer)."""
+    size = job.page_size
     if membership is None:
         return MyStats(0, 0, None, False, 0, size)
     return MyStats(
         membership.questions_answered,
-        membership.tests_answered,
-        membership.accuracy,
+        membership.shown_tests_answered,
+        membership.shown_accuracy,
         membership.removed,
         membership.questions_answered % size,
         size,

@@ -1,4 +1,9 @@
-"""Test-question accuracy and automatic removal of inaccurate annotators.
+"""Test-question accuracy, settled per page, and automatic removal of inaccurate annotators.
+
+Accuracy is *settled* at page ends (every ``job.page_size`` answers, and for everyone when the
+job closes): the counters the annotator sees (``shown_tests_*``), the feedback on missed test
+questions and removal all change only then, so none of them tells which answer of the page
+was a test (docs/annotation-quality.md, "Tests indistinguishable from work").
 
 Removal (inside the caller's transaction, with the membership row locked): the annotator's
 pending reservations are released, their judgments become invalid (``is_valid=False``) and the
@@ -17,7 +22,7 @@ from typing import Any
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Membership
+from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Membership, TestAnswer
 
 
 def below_threshold(job: LabelingJob, membership: Membership) -> bool:
@@ -25,6 +30,41 @@ def below_threshold(job: LabelingJob, membership: Membership) -> bool:
     if membership.tests_answered < max(job.min_test_questions, 1):
         return False
     return membership.tests_correct / membership.tests_answered < job.accuracy_threshold
+
+
+def settle_page(job: LabelingJob, membership: Membership, now: datetime | None = None) -> list[TestAnswer]:
+    """Show the test answers given since the last settlement, and remove the annotator if their
+    accuracy is now below the threshold; returns the missed ones (with their test question and
+    sentences) for the page's feedback. Call inside a transaction holding the membership row
+    lock; saves the membership."""
+    fresh = membership.tests_answered - membership.shown_tests_answered
+    missed: list[TestAnswer] = []
+    if fresh > 0:
+        missed = [
+            a for a in TestAnswer.objects.filter(job=job, annotator_id=membership.annotator_id)
+            .select_related("test_question__candidate__simple", "test_question__candidate__complex")
+            .order_by("-pk")[:fresh]
+            if not a.correct
+        ][::-1]
+    membership.shown_tests_answered = membership.tests_answered
+    membership.shown_tests_correct = membership.tests_correct
+    membership.save(update_fields=["shown_tests_answered", "shown_tests_correct"])
+    if not membership.removed and below_threshold(job, membership):
+        remove_annotator(job, membership, now)
+    return missed
+
+
+def settle_job(job: LabelingJob, now: datetime | None = None) -> int:
+    """Settle every membership with unsettled test answers (when the job closes); returns how many."""
+    from django.db import transaction
+
+    done = 0
+    for pk in job.memberships.filter(shown_tests_answered__lt=F("tests_answered")).values_list("pk", flat=True):
+        with transaction.atomic():
+            membership = Membership.objects.select_for_update().get(pk=pk)
+            settle_page(job, membership, now)
+            done += 1
+    return done
 
 
 def release_assignments(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Sequence
+from decimal import Decimal
 
 import numpy as np
 from django.contrib.auth import get_user_model
@@ -52,12 +53,15 @@ def create_simulated_job(
     seed: int = 0,
     texts: Sequence[tuple[str, str]] | None = None,
     tests_per_annotator: int = 20,
+    pay_per_judgment: str = "0",
+    pay_per_hour: str = "0",
+    currency: str = "USD",
 ) -> LabelingJob:
     """A job of ``n_items`` candidate pairs, each judged once by an annotator of every accuracy tier.
 
     ``texts`` (complex, simple) gives readable sentences (and sets ``n_items``); otherwise
     sentences are numbered placeholders. Test-question accuracy of each membership is drawn
-    from the annotator's accuracy.
+    from the annotator's accuracy. Pay settings (decimal strings) fill the job's cost ledger.
     """
     if texts is not None:
         n_items = len(texts)
@@ -82,7 +86,8 @@ def create_simulated_job(
     candidates = CandidatePair.objects.bulk_create(
         [CandidatePair(pair=doc_pair, complex=complex_s[c], simple=simple_s[s]) for c, s in index_pairs], batch_size=BATCH
     )
-    job = LabelingJob.objects.create(name=name, corpus=corpus)
+    job = LabelingJob.objects.create(name=name, corpus=corpus, pay_per_judgment=Decimal(pay_per_judgment),
+                                     pay_per_hour=Decimal(pay_per_hour), currency=currency)
     items = JobItem.objects.bulk_create(
         [JobItem(job=job, candidate=cand, judgments_count=len(accuracies)) for cand in candidates], batch_size=BATCH
     )

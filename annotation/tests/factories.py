@@ -53,11 +53,13 @@ def make_job(
     min_tests: int = 2,
     n_articles: int = 2,
     with_gold: bool = True,
+    seed: int | None = 7,
 ) -> LabelingJob:
+    """A job over a toy corpus; ``seed`` fixed by default so serving draws repeat (None: random)."""
     corpus = corpus or make_corpus(n_articles=n_articles)
     gold = job_setup.gold_from_rows(corpus, gold_rows(corpus)) if with_gold else []
     settings = job_setup.JobSettings(
         judgments_per_pair=judgments_per_pair, test_question_every=every, min_seconds=min_seconds,
         accuracy_threshold=threshold, min_test_questions=min_tests,
     )
-    return job_setup.create_job(name="toy job", corpus=corpus, created_by=None, settings=settings, gold=gold)
+    return job_setup.create_job(name="toy job", corpus=corpus, created_by=None, settings=settings, gold=gold, seed=seed)

@@ -21,8 +21,8 @@ from annotation.models import (
 from annotation.models import (
     TestAnswer as CheckAnswer,
 )
-from annotation.services import assignment, candidates, correction, job_setup, labeling
-from annotation.tests.factories import make_corpus, make_job
+from annotation.services import assignment, candidates, correction, job_setup, labeling, removal
+from annotation.tests.factories import gold_rows, make_corpus, make_job
 from curation.models import AlignmentLabel
 from curation.plain import load_plain_pairs
 
@@ -115,20 +115,26 @@ def test_parse_gold_tsv_errors_and_columns():
         job_setup.parse_gold_tsv("maybe\ta\tb\n")
 
 
-def test_one_test_question_per_page_and_never_twice(annotator):
-    job = make_job(every=5)
-    seen_items, page_tests = set(), []
-    for _page in range(3):
-        tests = 0
-        for _ in range(5):
-            a = assignment.next_question(job, annotator)
-            assert a is not None
-            assert a.item_id not in seen_items or a.item_id is None
-            seen_items.add(a.item_id)
-            tests += a.test_question_id is not None
-            labeling.submit_answer(annotator, a.token, a.test_question.gold_label if a.test_question else "aligned")
-        page_tests.append(tests)
-    assert page_tests == [1, 1, 1]
+def test_tests_come_at_the_configured_rate_not_one_per_page_and_never_twice(make_user):
+    job = make_job(every=5, n_articles=4, judgments_per_pair=20)
+    per_page: list[int] = []
+    for u in range(3):
+        user = make_user(f"rate{u}", "annotator")
+        seen: set[tuple[str, int]] = set()
+        kinds = []
+        while True:
+            a = assignment.next_question(job, user)
+            if a is None:
+                break
+            key = ("test", a.test_question_id) if a.test_question_id else ("item", a.item_id)
+            assert key not in seen
+            seen.add(key)
+            kinds.append(a.test_question_id is not None)
+            labeling.submit_answer(user, a.token, a.test_question.gold_label if a.test_question else "aligned")
+        per_page += [sum(kinds[i : i + 5]) for i in range(0, len(kinds) - len(kinds) % 5, 5)]
+    # pages hold 0, 1, 2... tests (binomial), never exactly one each
+    assert len(set(per_page)) >= 3 and 0 in per_page
+    assert 0.1 < sum(per_page) / (5 * len(per_page)) < 0.35
 
 
 def test_capacity_and_valid_counts(make_user):
@@ -186,25 +192,32 @@ def test_expired_reservations_return_to_the_queue(annotator):
         labeling.submit_answer(annotator, a.token, "aligned")
 
 
-def test_missed_test_shows_explanation_and_removal_invalidates(annotator, make_user):
-    job = make_job(every=2, min_tests=2, threshold=0.85)
+def test_missed_tests_are_explained_and_removal_happens_at_page_ends(annotator, make_user):
+    job = make_job(every=2, min_tests=2, threshold=0.85, n_articles=4)
     wrong = {"aligned": "notAligned", "partialAligned": "aligned", "notAligned": "aligned"}
     good = make_user("gina", "annotator")
     answer_all(job, good, label_for_test=lambda tq: tq.gold_label, limit=6)
-    explanations = []
-    for _ in range(50):
+    explained: list[labeling.Feedback] = []
+    missed_tests = 0
+    for n in range(1, 80):
         try:
             a = assignment.next_question(job, annotator)
         except assignment.AnnotatorRemoved:
             break
+        assert a is not None
         label = wrong[a.test_question.gold_label] if a.test_question else "aligned"
+        missed_tests += a.test_question is not None
         r = labeling.submit_answer(annotator, a.token, label)
-        if r.missed:
-            explanations.append(r.explanation)
-            assert r.expected_label == a.test_question.gold_label
+        assert r.page_end == (n % job.page_size == 0)
+        if not r.page_end:  # nothing an annotator sees moves inside a page
+            assert not r.missed and not r.feedback and not r.removed
+        explained += r.feedback
+        m = Membership.objects.get(job=job, annotator=annotator)
+        assert r.tests_answered == m.shown_tests_answered and (m.removed or r.page_end or m.shown_tests_answered <= m.tests_answered)
     m = Membership.objects.get(job=job, annotator=annotator)
-    assert m.removed and m.tests_answered == 2 and len(explanations) == 2 and all(explanations)
-    assert Judgment.objects.filter(annotator=annotator).exists()
+    assert m.removed and m.tests_answered >= 2 and m.shown_tests_answered == m.tests_answered == missed_tests
+    assert len(explained) == missed_tests and all(f.explanation and f.expected != f.given for f in explained)
+    assert Judgment.objects.filter(annotator=annotator).count() == m.questions_answered - missed_tests
     assert not Judgment.objects.filter(annotator=annotator, is_valid=True).exists()
     assert not Assignment.objects.filter(annotator=annotator, answered_at__isnull=True).exists()
     for item in JobItem.objects.filter(job=job):
@@ -212,7 +225,52 @@ def test_missed_test_shows_explanation_and_removal_invalidates(annotator, make_u
         assert item.reserved_count == Assignment.objects.filter(item=item, answered_at__isnull=True).count()
     with pytest.raises(assignment.AnnotatorRemoved):
         assignment.next_question(job, annotator)
-    assert CheckAnswer.objects.filter(annotator=annotator, correct=False).count() == 2
+    assert CheckAnswer.objects.filter(annotator=annotator, correct=False).count() == missed_tests
+
+
+def test_closing_a_job_settles_unfinished_pages(annotator):
+    job = make_job(every=5, min_tests=1, threshold=0.85, n_articles=4)
+    wrong = {"aligned": "notAligned", "partialAligned": "aligned", "notAligned": "aligned"}
+    while True:  # answer until a test is answered, stopping before the page ends
+        a = assignment.next_question(job, annotator)
+        assert a is not None
+        r = labeling.submit_answer(annotator, a.token, wrong[a.test_question.gold_label] if a.test_question else "aligned")
+        m = Membership.objects.get(job=job, annotator=annotator)
+        if m.tests_answered > m.shown_tests_answered and not r.page_end:
+            break
+    assert not m.removed
+    job.status = LabelingJob.Status.CLOSED
+    job.save()
+    assert removal.settle_job(job) == 1
+    m.refresh_from_db()
+    assert m.removed and m.shown_tests_answered == m.tests_answered
+
+
+def test_closed_or_paused_job_refuses_answers_served_before(annotator):
+    job = make_job(every=0)
+    a = assignment.next_question(job, annotator)
+    b = assignment.next_question(job, annotator, exclude=(a.token,))
+    for status, pending in ((LabelingJob.Status.PAUSED, a), (LabelingJob.Status.CLOSED, b)):
+        LabelingJob.objects.filter(pk=job.pk).update(status=status)
+        with pytest.raises(labeling.JobNotOpen, match=status):
+            labeling.submit_answer(annotator, pending.token, "aligned")
+    assert not Judgment.objects.exists()
+    assert Assignment.objects.get(pk=a.pk).answered_at is None
+
+
+def test_each_job_samples_its_own_tests():
+    corpus = make_corpus(n_articles=6)
+    gold = job_setup.gold_from_rows(corpus, gold_rows(corpus))
+    settings = job_setup.JobSettings(test_question_every=5)
+    jobs = [job_setup.create_job(name=f"j{i}", corpus=corpus, created_by=None, settings=settings, gold=gold, max_tests=6)
+            for i in range(3)]
+    seeds = {j.seed for j in jobs}
+    assert len(seeds) == 3 and 0 not in seeds
+    samples = {frozenset(j.test_questions.values_list("candidate_id", flat=True)) for j in jobs}
+    assert len(samples) >= 2  # 6 of 18 gold pairs: three jobs drawing the same six would be chance 1/18564^2
+    again = job_setup.create_job(name="again", corpus=corpus, created_by=None, settings=settings, gold=gold, max_tests=6,
+                                 seed=jobs[0].seed)
+    assert set(again.test_questions.values_list("candidate_id", flat=True)) == set(jobs[0].test_questions.values_list("candidate_id", flat=True))
 
 
 def test_create_labeling_job_command(tmp_path):

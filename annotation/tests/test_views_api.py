@@ -125,7 +125,9 @@ def test_removed_annotator_sees_kind_page_and_api_refuses(client, make_user):
     gold = Assignment.objects.get(token=q["token"]).test_question.gold_label
     wrong = "notAligned" if gold != "notAligned" else "aligned"
     r = api.post(reverse("annotation-answer"), {"token": q["token"], "label": wrong}, format="json").json()
-    assert r["missed"] and r["removed"] and r["explanation"]
+    # a page of one question: this answer ends it, so its feedback and the removal come with it
+    assert r["page_end"] and r["missed"] and r["removed"] and r["feedback"][0]["explanation"]
+    assert r["feedback"][0]["expected"] == gold and r["feedback"][0]["given"] == wrong
     assert api.post(reverse("labelingjob-next", args=[job.pk]), {}, format="json").status_code == 403
     client.force_login(user)
     page = client.get(reverse("annotation:label", args=[job.pk]))
@@ -230,3 +232,45 @@ def test_job_progress_counts(make_user):
         "items": len(items), "judgments": 3, "wanted": 2 * len(items), "complete": 1,
         "tests": job.test_questions.count(), "annotators": 2, "removed": 1,
     }
+
+
+@pytest.mark.parametrize("status", [LabelingJob.Status.PAUSED, LabelingJob.Status.CLOSED])
+def test_paused_or_closed_job_refuses_answers_with_409_in_api_and_html(client, make_user, status):
+    job = make_job(every=0)
+    user = make_user("anna2", "annotator")
+    api = api_for(user)
+    q1 = api.post(reverse("labelingjob-next", args=[job.pk]), {}, format="json").json()
+    q2 = api.post(reverse("labelingjob-next", args=[job.pk]), {"exclude": [q1["token"]]}, format="json").json()
+    LabelingJob.objects.filter(pk=job.pk).update(status=status)
+    r = api.post(reverse("annotation-answer"), {"token": q1["token"], "label": "aligned"}, format="json")
+    assert r.status_code == 409 and r.json()["code"] == "job_closed" and status in r.json()["detail"]
+    client.force_login(user)
+    page = client.post(reverse("annotation:answer_form", args=[job.pk]), {"token": q2["token"], "label": "aligned"})
+    assert page.status_code == 409 and "answers are not accepted now" in page.content.decode()
+    assert not Judgment.objects.exists()
+    assert not Assignment.objects.filter(answered_at__isnull=False).exists()
+
+
+def test_schema_documents_the_409_of_answers(client, admin_user):
+    client.force_login(admin_user)
+    schema = client.get("/api/schema/?format=json").json()
+    responses = schema["paths"]["/api/annotation/answers/"]["post"]["responses"]
+    assert "409" in responses and "page_end" in str(schema["components"]["schemas"]["AnswerResult"])
+
+
+def test_me_counts_move_only_at_page_ends(make_user):
+    job = make_job(every=3, min_seconds=0, min_tests=100, n_articles=3)
+    user = make_user("anna3", "annotator")
+    api = api_for(user)
+    was_test: list[bool] = []
+    shown: list[int] = []
+    for _ in range(12):
+        q = api.post(reverse("labelingjob-next", args=[job.pk]), {}, format="json")
+        assert q.status_code == 200
+        was_test.append(Assignment.objects.get(token=q.json()["token"]).test_question_id is not None)
+        api.post(reverse("annotation-answer"), {"token": q.json()["token"], "label": "aligned"}, format="json")
+        shown.append(api.get(reverse("labelingjob-me", args=[job.pk])).json()["tests_answered"])
+    assert any(was_test)
+    for n in range(1, 13):
+        settled = n - n % 3  # the answers up to the last page end
+        assert shown[n - 1] == sum(was_test[:settled])

@@ -7,6 +7,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from django.db.models import ProtectedError, RestrictedError
+
 from alignment_engine.ids import COMPLEX, SIMPLE, SentenceId, pair_id_problem
 from alignment_engine.text import count_tokens
 from curation.importers.types import ImportFailed, ImportOptions, ImportSummary, ParsedAlignment, ParsedArticle
@@ -65,7 +67,14 @@ def write_articles(
         elif old.content_hash == article.content_hash():
             summary.articles_unchanged += 1
         elif options.replace:
-            old.delete()
+            try:
+                old.delete()
+            except (ProtectedError, RestrictedError) as exc:  # human work (test questions, labels) refers to it
+                raise ImportFailed(
+                    article.source, None,
+                    f"article {article.slug!r} cannot be replaced: {len(exc.args[1])} row(s) of human work "
+                    "(labeling-job items, test questions or verified labels) refer to its sentence pairs",
+                ) from exc
             summary.articles_replaced += 1
             fresh.append(article)
         else:

@@ -15,7 +15,8 @@ from django.db.models import Count
 from accounts.pseudonyms import pseudonym
 from alignment_engine.ids import COMPLEX, SIMPLE, sentence_id
 from annotation.agreement import LABEL_CODE, LABELS, krippendorff_alpha_nominal
-from annotation.models import AggregatedLabel, Judgment, VerifiedLabel
+from annotation.models import AggregatedLabel, Judgment, LabelingJob, VerifiedLabel
+from annotation.services.ledger import job_ledger
 from curation.curate.derive import LevelLink, derive_links
 from curation.curate.phenomena import classify_rows
 from curation.curate.rows import Row
@@ -110,6 +111,9 @@ def export_manual(dataset: ExportedDataset, params: Params, folder: Path, tracke
             ),
         },
         "agreement": agreement(corpus.pk),
+        "annotation_cost": {  # annotation.services.ledger, totals per labeling job (no per-person pay)
+            str(job.pk): job_ledger(job).as_dict(per_annotator=False) for job in LabelingJob.objects.filter(corpus=corpus).order_by("pk")
+        },
         "annotators_pseudonymised": "HMAC-SHA256(SECRET_KEY, user id), first 10 hex digits",
     }
     return build_card(dataset, params, stats, files, [], source, split_of)

@@ -13,7 +13,11 @@ For every chosen pair:
 - candidates are scored with the language's promoted model (or a chosen method): the score of
   its prediction where it aligns the pair, else 0 — a pre-label for ordering and review.
 
-Running it twice gives the same rows (idempotent).
+Running it twice gives the same rows (idempotent), and a re-run that changes nothing writes
+nothing: links, candidates and scores are compared with what is stored and only the differences
+are written (``links_written``, ``candidates_created``/``removed``; scores only where they moved).
+Human work is never deleted: candidates that a job item, test question or verified label refers
+to are kept (``candidates.protected_candidates``, and ``on_delete=RESTRICT`` in the models).
 """
 
 from __future__ import annotations
@@ -57,7 +61,8 @@ class PrepopulateOptions:
 @dataclass
 class PrepopulateStats:
     pairs: int = 0
-    links_created: int = 0
+    links_created: int = 0  # automatic links computed
+    links_written: int = 0  # link rows deleted, inserted or updated (0 when nothing changed)
     links_kept_manual: int = 0
     candidates_created: int = 0
     candidates_removed: int = 0
@@ -107,7 +112,7 @@ def prepopulate_pair(
         source = CandidatePair.Source.PARAGRAPH
     with transaction.atomic():
         if not corrected:
-            candidates.replace_automatic_links(plain, links, source="prepopulate")
+            stats.links_written += candidates.replace_automatic_links(plain, links, source="prepopulate")
             stats.links_created += len(links)
         created, removed = candidates.sync_candidates(plain, wanted, source)
         stats.candidates_created += created

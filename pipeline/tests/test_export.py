@@ -289,6 +289,9 @@ def test_manual_export_keeps_judgments_aggregates_and_verified_apart(exports_dir
     corpus = make_corpus(n_articles=4)
     users = [make_user(f"crowd{i}", "annotator") for i in range(3)]
     make_labels(corpus, users)
+    from annotation.models import LabelingJob
+
+    LabelingJob.objects.filter(corpus=corpus).update(pay_per_judgment="0.10", currency="EUR")
     dataset = create_export(corpus.pk, "manual", params(format="jsonl"))
     run_export(dataset.pk)
     folder = folder_of(dataset, exports_dir)
@@ -322,6 +325,12 @@ def test_manual_export_keeps_judgments_aggregates_and_verified_apart(exports_dir
     assert agreement["observed_agreement"] == pytest.approx(1 / 3, abs=1e-3)
     assert agreement["krippendorff_alpha"] is not None
     assert card["counts"]["by_source"]["verified"] == 28
+    # the cost ledger of the job: 84 judgments of 12.5 s at 0.10 EUR each, 28 verified pairs
+    cost = next(iter(card["source"]["annotation_cost"].values()))
+    assert cost["total"]["judgments"] == 84 and cost["total"]["seconds"] == 1050.0 and cost["currency"] == "EUR"
+    assert cost["total"]["cost"] == "8.40" and cost["cost_per_valid_judgment"] == "0.1000"
+    assert cost["verified_pairs"] == 28 and cost["cost_per_verified_pair"] == "0.3000"
+    assert "annotators" not in cost and "annotation_cost" in (folder / "README.md").read_text()
 
 
 def test_manual_export_records_the_aggregation_method_and_its_confidence(exports_dir: Path, make_user: Any) -> None:

@@ -93,3 +93,65 @@ def test_candidates_are_scored_with_the_promoted_model_or_a_method() -> None:
     assert all((scores[k] or 0) > 0 for k in gold) and all(v == 0 for k, v in scores.items() if k not in gold)
     ModelVersion.objects.create(name="tfidf promoted", method="tfidf", language="en", is_promoted=True)
     assert "tfidf promoted" in prepopulate(pks).scored_with
+
+
+def writes(queries: list[dict[str, str]]) -> list[str]:
+    return [q["sql"] for q in queries if q["sql"].lstrip().split(" ", 1)[0].upper() in {"INSERT", "UPDATE", "DELETE"}]
+
+
+def test_a_rerun_that_changes_nothing_writes_nothing() -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    corpus = build_corpus(n_articles=4)
+    pks = list(corpus.pairs.values_list("pk", flat=True))
+    options = PrepopulateOptions(score_with="jaccard")
+    first = prepopulate(pks, options)
+    assert first.links_written == first.links_created > 0
+    before = snapshot(corpus), set(CandidatePair.objects.values_list("pk", "score"))
+    link_pks = set(ParagraphLink.objects.values_list("pk", flat=True))
+    with CaptureQueriesContext(connection) as ctx:
+        again = prepopulate(pks, options)
+    assert writes(ctx.captured_queries) == []  # not one row deleted, inserted or updated
+    assert again.links_written == 0 and again.candidates_created == again.candidates_removed == 0
+    assert (snapshot(corpus), set(CandidatePair.objects.values_list("pk", "score"))) == before
+    assert set(ParagraphLink.objects.values_list("pk", flat=True)) == link_pks  # the same rows, not re-inserted
+    # a real change writes only its difference: one pair's links differ, the others stay
+    pair = corpus.pairs.order_by("pk").first()
+    assert pair is not None
+    ParagraphLink.objects.filter(pair=pair).order_by("pk").first().delete()  # type: ignore[union-attr]
+    third = prepopulate(pks, options)
+    assert third.links_written == 1
+    assert set(ParagraphLink.objects.exclude(pair=pair).values_list("pk", flat=True)) <= link_pks
+
+
+def test_rerunning_prepopulation_keeps_test_questions_and_human_work(make_user) -> None:  # type: ignore[no-untyped-def]
+    """Issue 10 finding 4: a re-run whose candidates differ used to cascade-delete test questions."""
+    from annotation.models import JobItem, Judgment, LabelingJob, TestQuestion
+    from annotation.services import assignment, job_setup, labeling
+
+    corpus = build_corpus(n_articles=2)
+    pks = list(corpus.pairs.values_list("pk", flat=True))
+    prepopulate(pks)
+    first, second = corpus.pairs.order_by("pk")
+    # items over the first pair; test questions and a verified label on the second pair
+    paragraph_cands = list(CandidatePair.objects.filter(pair=second).order_by("pk"))
+    tests = [(c.pk, "aligned", "because") for c in paragraph_cands[:2]]
+    job = job_setup.create_job(name="j", corpus=corpus, created_by=None, gold=tests, pair_ids=[first.pair_id],
+                               settings=job_setup.JobSettings(test_question_every=0, min_seconds=0))
+    user = make_user("ann", "annotator")
+    a = assignment.next_question(job, user)
+    assert a is not None
+    labeling.submit_answer(user, a.token, "aligned")
+    VerifiedLabel.objects.create(candidate=paragraph_cands[2], label="aligned")
+    assert len(paragraph_cands) > 3
+    counts = TestQuestion.objects.count(), JobItem.objects.count(), Judgment.objects.count(), VerifiedLabel.objects.count()
+    # regenerate with thresholds no paragraph passes: no links, every candidate is stale machine output
+    none_pass = {"tau1": 2.0, "tau3": 2.0, "tau4": 2.0}
+    stats = prepopulate(pks, PrepopulateOptions(thresholds=none_pass))
+    assert not ParagraphLink.objects.filter(pair__corpus=corpus).exists()
+    assert stats.candidates_removed > 0  # stale candidates nobody refers to did go
+    assert (TestQuestion.objects.count(), JobItem.objects.count(), Judgment.objects.count(),
+            VerifiedLabel.objects.count()) == counts
+    assert set(TestQuestion.objects.values_list("candidate_id", flat=True)) == {pk for pk, _, _ in tests}
+    assert LabelingJob.objects.get(pk=job.pk).test_questions.count() == 2

@@ -94,13 +94,15 @@
         if (data.accuracy !== null && data.accuracy !== undefined) $("lab-accuracy").textContent = Math.round(data.accuracy * 100) + " %";
         dots();
         if (data.removed) { window.location.reload(); return; }
-        if (data.missed) { explain(label, data); return; }
+        if (data.missed) { explain(data.feedback); return; }
         await advance();
       } else if (r.status === 429) {
         notice(data.detail || "Too fast: please wait a few seconds.", "warn");
       } else if (r.status === 410) {
         notice(data.detail || "This question expired.", "warn");
         preloaded = null; await advance();
+      } else if (r.status === 409) {
+        notice(data.detail || "This job does not take answers now.", "warn"); finish();
       } else if (r.status === 403) {
         window.location.reload();
       } else {
@@ -115,13 +117,22 @@
   }
 
   const labels = { aligned: "aligned", partialAligned: "partially aligned", notAligned: "not aligned" };
-  function explain(given, data) {
+  // at a page end: the page's missed test questions (never per answer: see docs/annotation-quality.md)
+  function explain(feedback) {
     explaining = true;
-    $("lab-explain-given").textContent = labels[given] || given;
-    $("lab-explain-given").className = "badge " + given;
-    $("lab-explain-expected").textContent = labels[data.expected_label] || data.expected_label;
-    $("lab-explain-expected").className = "badge " + data.expected_label;
-    $("lab-explain-text").textContent = data.explanation;
+    const list = $("lab-explain-list");
+    list.innerHTML = "";
+    feedback.forEach((f) => {
+      const li = document.createElement("li");
+      const pair = document.createElement("p"); pair.className = "lab-explain-pair";
+      pair.textContent = "“" + f.simple + "” / “" + f.complex + "”";
+      const verdict = document.createElement("p");
+      const given = document.createElement("span"); given.className = "badge " + f.given; given.textContent = labels[f.given] || f.given;
+      const expected = document.createElement("span"); expected.className = "badge " + f.expected; expected.textContent = labels[f.expected] || f.expected;
+      verdict.append("You answered ", given, "; the expected answer is ", expected, ".");
+      const why = document.createElement("p"); why.className = "lab-explain-text"; why.textContent = f.explanation;
+      li.append(pair, verdict, why); list.append(li);
+    });
     $("lab-explain").hidden = false; $("lab-form").classList.add("dim");
     $("lab-continue").focus();
   }

@@ -1,0 +1,134 @@
+"""The annotation cost ledger of a labeling job: per annotator and in total, what was answered,
+what removal discarded, the time on task the server measured, and with the job's pay settings
+the cost per valid judgment and per verified pair. Every figure is a recount of rows.
+
+- judgments: every ``Judgment`` (valid or not); discarded: those invalidated by a removal;
+- test answers: the membership's true count (``tests_answered``, one ``TestAnswer`` row each);
+- seconds on task: the server's own measure, ``Judgment.seconds`` + ``TestAnswer.seconds``: from the
+  later of the serve time and the annotator's previous answer to the answer (a preloaded question
+  does not count twice; the client's clock plays no part);
+- cost = ``pay_per_judgment`` x (judgments + test answers) + ``pay_per_hour`` x hours on task:
+  every answer is paid, test questions and judgments later discarded included (the worker did the
+  work; what removal wastes shows as the discarded column and in the cost per valid judgment);
+- cost per valid judgment = total cost / valid judgments; per verified pair = total cost / verified
+  labels of the job's candidate pairs.
+
+Figure Eight's billing is the reference (docs/annotation-quality.md, "Cost ledger").
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from django.db.models import Count, Q, Sum
+
+from annotation.models import Judgment, LabelingJob, Membership, TestAnswer, VerifiedLabel
+
+CENT = Decimal("0.01")
+
+
+@dataclass
+class LedgerRow:
+    annotator: str
+    judgments: int = 0
+    valid_judgments: int = 0
+    discarded: int = 0
+    test_answers: int = 0
+    seconds: float = 0.0
+    cost: Decimal = Decimal(0)
+    removed: bool = False
+
+    @property
+    def hours(self) -> float:
+        return self.seconds / 3600
+
+
+@dataclass
+class Ledger:
+    job_id: int
+    currency: str
+    pay_per_judgment: Decimal
+    pay_per_hour: Decimal
+    rows: list[LedgerRow] = field(default_factory=list)
+    total: LedgerRow = field(default_factory=lambda: LedgerRow("total"))
+    verified_pairs: int = 0
+
+    @property
+    def cost_per_valid_judgment(self) -> Decimal | None:
+        return (self.total.cost / self.total.valid_judgments).quantize(Decimal("0.0001")) if self.total.valid_judgments else None
+
+    @property
+    def cost_per_verified_pair(self) -> Decimal | None:
+        return (self.total.cost / self.verified_pairs).quantize(Decimal("0.0001")) if self.verified_pairs else None
+
+    def as_dict(self, per_annotator: bool = True) -> dict[str, Any]:
+        """JSON-ready: money as strings with their currency (exact decimals), seconds rounded."""
+
+        def row(r: LedgerRow) -> dict[str, Any]:
+            d = asdict(r)
+            d["cost"] = str(r.cost)
+            d["seconds"] = round(r.seconds, 1)
+            return d
+
+        out: dict[str, Any] = {
+            "currency": self.currency,
+            "pay_per_judgment": str(self.pay_per_judgment),
+            "pay_per_hour": str(self.pay_per_hour),
+            "total": {k: v for k, v in row(self.total).items() if k not in ("annotator", "removed")},
+            "verified_pairs": self.verified_pairs,
+            "cost_per_valid_judgment": None if self.cost_per_valid_judgment is None else str(self.cost_per_valid_judgment),
+            "cost_per_verified_pair": None if self.cost_per_verified_pair is None else str(self.cost_per_verified_pair),
+        }
+        if per_annotator:
+            out["annotators"] = [row(r) for r in self.rows]
+        return out
+
+
+def cost_of(job: LabelingJob, answers: int, seconds: float) -> Decimal:
+    pay = Decimal(job.pay_per_judgment) * answers + Decimal(job.pay_per_hour) * Decimal(str(seconds)) / 3600
+    return pay.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def job_ledger(job: LabelingJob, names: dict[int, str] | None = None) -> Ledger:
+    """The ledger of ``job``; ``names`` (user id -> shown name) defaults to user names."""
+    rows: dict[int, LedgerRow] = {}
+    usernames: dict[int, str] = {}
+    judged = (
+        Judgment.objects.filter(job=job).order_by().values("annotator_id", "annotator__username")
+        .annotate(n=Count("pk"), valid=Count("pk", filter=Q(is_valid=True)), seconds=Sum("seconds"))
+    )
+    seconds: dict[int, float] = defaultdict(float)
+    for r in judged:
+        uid = r["annotator_id"]
+        usernames[uid] = r["annotator__username"]
+        rows[uid] = LedgerRow("", judgments=r["n"], valid_judgments=r["valid"], discarded=r["n"] - r["valid"])
+        seconds[uid] += float(r["seconds"] or 0)
+    for uid, secs in TestAnswer.objects.filter(job=job).order_by().values_list("annotator_id").annotate(s=Sum("seconds")):
+        seconds[uid] += float(secs or 0)
+    for uid, username, tests, removed in Membership.objects.filter(job=job).values_list(
+        "annotator_id", "annotator__username", "tests_answered", "removed"
+    ):
+        usernames[uid] = username
+        row = rows.setdefault(uid, LedgerRow(""))
+        row.test_answers, row.removed = tests, removed
+    ledger = Ledger(job.pk, job.currency, Decimal(job.pay_per_judgment), Decimal(job.pay_per_hour))
+    total = ledger.total
+    for uid in sorted(rows, key=lambda u: usernames.get(u, "")):
+        row = rows[uid]
+        if not (row.judgments or row.test_answers):
+            continue
+        row.annotator = (names or {}).get(uid, usernames.get(uid, str(uid)))
+        row.seconds = seconds[uid]
+        row.cost = cost_of(job, row.judgments + row.test_answers, row.seconds)
+        ledger.rows.append(row)
+        total.judgments += row.judgments
+        total.valid_judgments += row.valid_judgments
+        total.discarded += row.discarded
+        total.test_answers += row.test_answers
+        total.seconds += row.seconds
+        total.cost += row.cost
+    ledger.verified_pairs = VerifiedLabel.objects.filter(candidate__job_items__job=job).count()
+    return ledger
