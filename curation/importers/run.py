@@ -26,7 +26,7 @@ from curation.importers.types import (
     ParsedArticle,
     UnchangedArticle,
 )
-from curation.importers.writer import ImportWriter
+from curation.importers.writer import ImportWriter, check_options
 from curation.models import Article
 
 ARTICLE_BATCH = 500
@@ -125,6 +125,7 @@ def _run(path: Path, options: ImportOptions, user: Any, progress: Progress | Non
         raise ImportFailed(path, None, "no such file or folder")
     if options.drop_short and options.format == "deplain":
         raise ImportFailed(path, None, "--drop-short cannot be used with DEplain plans (it would renumber the gold sentence ids)")
+    check_options(path, options)  # before the first query that uses the corpus name
     known = dict(Article.objects.filter(corpus__name=options.corpus).exclude(raw_hash="").values_list("slug", "raw_hash"))
     dropped = 0
     with transaction.atomic():

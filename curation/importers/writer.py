@@ -3,15 +3,16 @@
 :class:`ImportWriter` takes what a parser yields in batches (so an import never holds the
 whole corpus in memory); :func:`write_import` writes lists at once (tests, the corpus builder).
 Every value is checked against its column before it is written (length, control characters),
-so a bad file is refused with ``file:line: problem`` instead of a database error. Sentences go
-in with PostgreSQL's ``COPY`` where the database is PostgreSQL, with ``bulk_create`` elsewhere.
+so a bad file is refused with ``file:line: problem`` instead of a database error. Paragraphs and
+sentences go in with PostgreSQL's ``COPY`` where the database is PostgreSQL, with
+``bulk_create`` elsewhere.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from curation.importers.types import (
     ImportSummary,
     ParsedAlignment,
     ParsedArticle,
+    ParsedDocument,
     UnchangedArticle,
 )
 from curation.models import (
@@ -43,6 +45,7 @@ from curation.models import (
 )
 
 BATCH = 5000
+USE_COPY = True  # PostgreSQL: sentences through COPY (scripts/bench_import.py compares it with bulk_create)
 SENTENCE_COLUMNS = ("document_id", "paragraph_id", "paragraph_position", "position", "doc_position", "text", "token_count", "source_id")
 
 
@@ -106,14 +109,64 @@ class ImportState:
         self.pair_ids: dict[str, str] = {}  # pair id -> source
 
 
-def _insert_sentences(rows: list[Sentence]) -> None:
-    if connection.vendor != "postgresql":
-        Sentence.objects.bulk_create(rows, batch_size=BATCH)
-        return
-    table = connection.ops.quote_name(Sentence._meta.db_table)
-    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({', '.join(SENTENCE_COLUMNS)}) FROM STDIN") as copy:
+def _copy(table: str, columns: Iterable[str], rows: Iterable[Sequence[Any]]) -> None:
+    with connection.cursor() as cursor, cursor.cursor.copy(
+        f"COPY {connection.ops.quote_name(table)} ({', '.join(columns)}) FROM STDIN"
+    ) as copy:
         for row in rows:
-            copy.write_row([getattr(row, column) for column in SENTENCE_COLUMNS])
+            copy.write_row(row)
+
+
+def _sentence_values(doc_pk: int, doc: ParsedDocument, para_pks: Sequence[int]) -> Iterator[tuple[Any, ...]]:
+    """Column values (SENTENCE_COLUMNS) of one document's sentences."""
+    n = 0
+    for p, paragraph in enumerate(doc.paragraphs):
+        for s, text in enumerate(paragraph):
+            source_id = doc.source_ids[p][s] if doc.source_ids else ""
+            yield (doc_pk, para_pks[p], p, s, n, text, count_tokens(text), source_id)
+            n += 1
+
+
+def write_text(doc_rows: list[Document], parsed_docs: list[ParsedDocument]) -> tuple[int, int]:
+    """Paragraphs and sentences of the documents: (paragraphs, sentences) written.
+
+    PostgreSQL: paragraph ids are drawn from their sequence and both tables are filled with
+    COPY, without building model objects (their construction was half the writer's time);
+    elsewhere (or with USE_COPY off) ``bulk_create`` in batches."""
+    n_paragraphs = sum(len(doc.paragraphs) for doc in parsed_docs)
+    if connection.vendor == "postgresql" and USE_COPY:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                [Paragraph._meta.db_table, n_paragraphs],
+            )
+            ids = iter([row[0] for row in cursor.fetchall()])
+        para_pks = [[next(ids) for _ in doc.paragraphs] for doc in parsed_docs]
+        _copy(Paragraph._meta.db_table, ("id", "document_id", "position"),
+              ((pk, doc_row.pk, p) for doc_row, pks in zip(doc_rows, para_pks, strict=True) for p, pk in enumerate(pks)))
+        counted = [0]
+
+        def sentences() -> Iterator[tuple[Any, ...]]:
+            for doc_row, doc, pks in zip(doc_rows, parsed_docs, para_pks, strict=True):
+                for values in _sentence_values(doc_row.pk, doc, pks):
+                    counted[0] += 1
+                    yield values
+
+        _copy(Sentence._meta.db_table, SENTENCE_COLUMNS, sentences())
+        return n_paragraphs, counted[0]
+    para_rows = Paragraph.objects.bulk_create(
+        [Paragraph(document=doc_row, position=p) for doc_row, doc in zip(doc_rows, parsed_docs, strict=True)
+         for p in range(len(doc.paragraphs))],
+        batch_size=BATCH,
+    )
+    para_iter = iter(para_rows)
+    sentence_rows = [
+        Sentence(**dict(zip(SENTENCE_COLUMNS, values, strict=True)))
+        for doc_row, doc in zip(doc_rows, parsed_docs, strict=True)
+        for values in _sentence_values(doc_row.pk, doc, [next(para_iter).pk for _ in doc.paragraphs])
+    ]
+    Sentence.objects.bulk_create(sentence_rows, batch_size=BATCH)
+    return n_paragraphs, len(sentence_rows)
 
 
 def delete_replaced(old: Article | QuerySet[Article], article: ParsedArticle) -> None:
@@ -213,37 +266,9 @@ def write_articles(
     summary.documents += len(doc_rows)
 
     parsed_docs = [d for a in fresh for d in a.documents]
-    para_rows = [
-        Paragraph(document=doc_row, position=p)
-        for doc_row, doc in zip(doc_rows, parsed_docs, strict=True)
-        for p in range(len(doc.paragraphs))
-    ]
-    para_rows = Paragraph.objects.bulk_create(para_rows, batch_size=BATCH)
-    summary.paragraphs += len(para_rows)
-
-    sentence_rows: list[Sentence] = []
-    para_iter = iter(para_rows)
-    for doc_row, doc in zip(doc_rows, parsed_docs, strict=True):
-        n = 0
-        for p, paragraph in enumerate(doc.paragraphs):
-            para_row = next(para_iter)
-            for s, text in enumerate(paragraph):
-                source_id = doc.source_ids[p][s] if doc.source_ids else ""
-                sentence_rows.append(
-                    Sentence(
-                        document_id=doc_row.pk,
-                        paragraph_id=para_row.pk,
-                        paragraph_position=p,
-                        position=s,
-                        doc_position=n,
-                        text=text,
-                        token_count=count_tokens(text),
-                        source_id=source_id,
-                    )
-                )
-                n += 1
-    _insert_sentences(sentence_rows)
-    summary.sentences += len(sentence_rows)
+    n_paragraphs, n_sentences = write_text(doc_rows, parsed_docs)
+    summary.paragraphs += n_paragraphs
+    summary.sentences += n_sentences
 
     docs_by_article: dict[int, dict[int, Document]] = {}
     for doc_row in doc_rows:
