@@ -228,9 +228,9 @@ def main() -> int:
                       f"{_load()}; target 10,000 rows/s -> {'met' if n / best >= 10_000 else 'MISSED'}")
             writer_module.USE_COPY = True
         print(f"peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB (this process)")
+    finally:
         if not args.keep and not throwaway:
             Corpus.objects.filter(name__in=corpora).delete()
-    finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if throwaway and not args.keep:
             connection.close()

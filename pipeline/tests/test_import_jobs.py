@@ -143,6 +143,7 @@ def test_an_archive_with_folders_imports_and_exclude_applies(client_for, admin_u
     post(client, django_capture_on_commit_callbacks, [upload(name, pack(files))], format="text", corpus="Arch")
     first = Job.objects.get()
     assert first.status == "failed" and "also in" in first.message and "--exclude" in first.message
+    assert "texts/int/Bikes-int.txt" in first.message and "/tmp" not in first.message and "unpacked" not in first.message
     post(client, django_capture_on_commit_callbacks, [upload(name, pack(files))], format="text", corpus="Arch", exclude="*/int/*")
     job = Job.objects.order_by("-pk").first()
     assert job is not None and job.status == "succeeded", job.message
