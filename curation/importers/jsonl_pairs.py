@@ -26,7 +26,14 @@ from typing import Any
 from alignment_engine.ids import pair_id_problem
 from alignment_engine.text import count_tokens
 from curation.importers.reading import control_problem, length_problem, make_slug, read_utf8_lines
-from curation.importers.types import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle, ParsedDocument
+from curation.importers.types import (
+    Expected,
+    ImportFailed,
+    ImportOptions,
+    ParsedAlignment,
+    ParsedArticle,
+    ParsedDocument,
+)
 
 SHARED_MIN_TOKENS = 4  # shorter sentences ("Yes.", "Photo: AP") do not join two articles
 TITLE_MAX = 500  # Article.title / Document.title
@@ -247,9 +254,17 @@ def parse(path: Path, options: ImportOptions) -> tuple[list[ParsedArticle], list
 
 def iter_articles(path: Path, options: ImportOptions) -> Iterator[ParsedArticle]:
     """Articles in the order of their last line, each as soon as it is complete."""
+    for record in records(path, options):
+        if isinstance(record, ParsedArticle):
+            yield record
+
+
+def records(path: Path, options: ImportOptions) -> Iterator[Expected | ParsedArticle]:
+    """How many articles will come (after the grouping pass), then the articles."""
     if path.is_dir():
         raise ImportFailed(path, None, "expected a .jsonl file, got a folder")
     group = group_lines(path, options)
+    yield Expected(len(set(group)))
     last: dict[int, int] = {}
     for index, root in enumerate(group):
         last[root] = index

@@ -59,7 +59,7 @@ Parser = Callable[[Path, ImportOptions, Mapping[str, str]], Iterator[Record]]
 
 
 def _jsonl(path: Path, options: ImportOptions, known: Mapping[str, str]) -> Iterator[Record]:
-    yield from jsonl_pairs.iter_articles(path, options)
+    yield from jsonl_pairs.records(path, options)
 
 
 def _tsv(path: Path, options: ImportOptions, known: Mapping[str, str]) -> Iterator[Record]:
