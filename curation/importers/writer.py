@@ -4,8 +4,7 @@
 whole corpus in memory); :func:`write_import` writes lists at once (tests, the corpus builder).
 Every value is checked against its column before it is written (length, control characters),
 so a bad file is refused with ``file:line: problem`` instead of a database error. Paragraphs and
-sentences go in with PostgreSQL's ``COPY`` where the database is PostgreSQL, with
-``bulk_create`` elsewhere.
+sentences go in without model objects: PostgreSQL's ``COPY``, ``executemany`` on SQLite.
 """
 
 from __future__ import annotations
@@ -45,7 +44,9 @@ from curation.models import (
 )
 
 BATCH = 5000
-USE_COPY = True  # PostgreSQL: sentences through COPY (scripts/bench_import.py compares it with bulk_create)
+# Paragraphs and sentences without model objects: COPY on PostgreSQL, executemany elsewhere;
+# False: bulk_create (scripts/bench_import.py compares the two).
+USE_COPY = True
 SENTENCE_COLUMNS = ("document_id", "paragraph_id", "paragraph_position", "position", "doc_position", "text", "token_count", "source_id")
 
 
@@ -132,7 +133,8 @@ def write_text(doc_rows: list[Document], parsed_docs: list[ParsedDocument]) -> t
 
     PostgreSQL: paragraph ids are drawn from their sequence and both tables are filled with
     COPY, without building model objects (their construction was half the writer's time);
-    elsewhere (or with USE_COPY off) ``bulk_create`` in batches."""
+    other databases: ``executemany`` inserts, the paragraph ids read back by (document,
+    position); with USE_COPY off, ``bulk_create`` in batches."""
     n_paragraphs = sum(len(doc.paragraphs) for doc in parsed_docs)
     if connection.vendor == "postgresql" and USE_COPY:
         with connection.cursor() as cursor:
@@ -154,6 +156,30 @@ def write_text(doc_rows: list[Document], parsed_docs: list[ParsedDocument]) -> t
 
         _copy(Sentence._meta.db_table, SENTENCE_COLUMNS, sentences())
         return n_paragraphs, counted[0]
+    if USE_COPY:  # other databases (SQLite): executemany, then the paragraph ids read back
+        para_table = connection.ops.quote_name(Paragraph._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"INSERT INTO {para_table} (document_id, position) VALUES (%s, %s)",
+                [(doc_row.pk, p) for doc_row, doc in zip(doc_rows, parsed_docs, strict=True) for p in range(len(doc.paragraphs))],
+            )
+        para_ids = {
+            (d, p): pk
+            for start in range(0, len(doc_rows), 500)
+            for pk, d, p in Paragraph.objects.filter(document_id__in=[r.pk for r in doc_rows[start : start + 500]])
+            .values_list("pk", "document_id", "position")
+        }
+        values = [
+            v for doc_row, doc in zip(doc_rows, parsed_docs, strict=True)
+            for v in _sentence_values(doc_row.pk, doc, [para_ids[(doc_row.pk, p)] for p in range(len(doc.paragraphs))])
+        ]
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"INSERT INTO {connection.ops.quote_name(Sentence._meta.db_table)} ({', '.join(SENTENCE_COLUMNS)}) "
+                f"VALUES ({', '.join(['%s'] * len(SENTENCE_COLUMNS))})",
+                values,
+            )
+        return n_paragraphs, len(values)
     para_rows = Paragraph.objects.bulk_create(
         [Paragraph(document=doc_row, position=p) for doc_row, doc in zip(doc_rows, parsed_docs, strict=True)
          for p in range(len(doc.paragraphs))],
