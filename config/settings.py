@@ -121,6 +121,7 @@ MEDIA_ROOT = env_path("MEDIA_ROOT", VAR_DIR / "media")
 MEDIA_URL = "/media/"
 MODELS_DIR = env_path("MODELS_DIR", VAR_DIR / "models")
 EXPORTS_DIR = env_path("EXPORTS_DIR", VAR_DIR / "exports")
+IMPORTS_DIR = env_path("IMPORTS_DIR", VAR_DIR / "imports")  # uploads wait here for their import job
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -133,6 +134,8 @@ STORAGES = {
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 50 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# A leveled corpus is one file per article level (Newsela-sized: about 9,400); an archive is one file.
+DATA_UPLOAD_MAX_NUMBER_FILES = env_int("DATA_UPLOAD_MAX_NUMBER_FILES", 20_000)
 
 # --- security (production) -----------------------------------------------------------
 if not DEBUG:
@@ -209,6 +212,7 @@ CELERY_TASK_ROUTES = {
     "pipeline.prepopulate": {"queue": "align"},
     "pipeline.retrain": {"queue": "train"},
     "pipeline.export_dataset": {"queue": "export"},
+    "pipeline.import_corpus": {"queue": "default"},
 }
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -222,5 +226,5 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
 
-for _dir in (VAR_DIR, STATIC_ROOT, MEDIA_ROOT, MODELS_DIR, EXPORTS_DIR, *(BROKER_DIR / d for d in ("queue", "processed", "control"))):
+for _dir in (VAR_DIR, STATIC_ROOT, MEDIA_ROOT, MODELS_DIR, EXPORTS_DIR, IMPORTS_DIR, *(BROKER_DIR / d for d in ("queue", "processed", "control"))):
     _dir.mkdir(parents=True, exist_ok=True)

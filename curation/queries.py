@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
 
 from alignment_engine.ids import sentence_id
+from curation.curate.splits import SharedText, shared_across_splits
 from curation.models import Article, Corpus, Document, DocumentPair, Sentence
 
 
@@ -50,3 +52,14 @@ def pair_as_plain(pair: DocumentPair) -> dict[str, object]:
         "complex": [[s.text for s in para] for para in document_paragraphs(pair.complex)],
         "simple": [[s.text for s in para] for para in document_paragraphs(pair.simple)],
     }
+
+
+def article_sentence_texts(corpus: Corpus) -> Iterator[tuple[str, str]]:
+    """(article slug, sentence text) of every sentence of the corpus, streamed (split-leak checks)."""
+    rows = Sentence.objects.filter(document__article__corpus=corpus).values_list("document__article__slug", "text")
+    yield from rows.iterator(chunk_size=20_000)
+
+
+def split_leaks(corpus: Corpus, split_of: Mapping[str, str], min_tokens: int = 1) -> list[SharedText]:
+    """Sentence texts of ``corpus`` found in more than one split of ``split_of`` (slug -> split)."""
+    return shared_across_splits(article_sentence_texts(corpus), split_of, min_tokens)

@@ -8,5 +8,4 @@ urlpatterns = [
     path("corpora/<int:corpus_id>/", views.corpus_detail, name="corpus_detail"),
     path("articles/<int:article_id>/", views.article_detail, name="article_detail"),
     path("pairs/<int:pair_id>/", views.pair_detail, name="pair_detail"),
-    path("import/", views.import_upload, name="import_upload"),
 ]

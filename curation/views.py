@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
-from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 from django_htmx.middleware import HtmxDetails
 
-from accounts.permissions import admin_required, staff_required
-from curation.forms import ImportForm
-from curation.importers.run import run_import
-from curation.importers.types import ImportFailed
-from curation.models import Article, Corpus, DocumentPair, ImportRecord, ReferenceAlignment
+from accounts.permissions import staff_required
+from curation.models import Article, Corpus, DocumentPair, ReferenceAlignment
 from curation.queries import articles_of, corpora_with_counts, document_paragraphs
 
 
@@ -58,29 +51,3 @@ def pair_detail(request: HttpRequest, pair_id: int) -> HttpResponse:
         "curation/pair_detail.html",
         {"pair": pair, "complex_paras": complex_paras, "simple_paras": simple_paras, "n_reference": n_reference},
     )
-
-
-@admin_required
-def import_upload(request: HttpRequest) -> HttpResponse:
-    form = ImportForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp) / "upload"
-            root.mkdir()
-            files = request.FILES.getlist("files")
-            for uploaded in files:
-                name = Path(uploaded.name or "upload").name
-                with open(root / name, "wb") as out:
-                    for chunk in uploaded.chunks():
-                        out.write(chunk)
-            target = root / Path(files[0].name or "upload").name if len(files) == 1 and data["format"] in ("jsonl", "tsv") else root
-            try:
-                summary = run_import(target, form.options(), user=request.user)
-            except ImportFailed as exc:
-                form.add_error(None, f"Import failed, nothing was written. {str(exc).replace(str(root) + '/', '')}")
-            else:
-                messages.success(request, summary.describe().replace(str(root) + "/", "").replace(str(root), "upload"))
-                return redirect("curation:import_upload")
-    recent = ImportRecord.objects.select_related("corpus", "created_by")[:20]
-    return render(request, "curation/import.html", {"form": form, "recent": recent})

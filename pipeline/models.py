@@ -22,6 +22,7 @@ class Job(models.Model):
         ALIGN_CORPUS = "align_corpus", "align a corpus"
         RETRAIN = "retrain", "retrain the aligner"
         EXPORT = "export", "export a dataset"
+        IMPORT = "import", "import a corpus"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "queued"

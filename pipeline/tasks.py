@@ -5,8 +5,8 @@ Tasks are thin: they take ids, call a service's job body through :func:`pipeline
 They exit quietly when their row is gone or their work is done, and retry only transient
 errors (database or broker connection trouble, with backoff); anything else fails the job with
 its traceback. Names are explicit and stable (``pipeline.<task>``); settings.CELERY_TASK_ROUTES
-sends ``align_chunk`` and ``prepopulate`` to the ``align`` queue, ``retrain`` to ``train`` and
-``export_dataset`` to ``export``. Acknowledgement is late and a task whose worker dies is
+sends ``align_chunk`` and ``prepopulate`` to the ``align`` queue, ``retrain`` to ``train``,
+``export_dataset`` to ``export`` and ``import_corpus`` to ``default``. Acknowledgement is late and a task whose worker dies is
 rejected back to the queue, so a killed worker's chunk runs again elsewhere.
 
 The ``enqueue_*`` functions send a task once the current transaction commits (the rows it
@@ -31,7 +31,7 @@ from pipeline.exports.parameters import ExportError
 from pipeline.exports.run import run_export
 from pipeline.jobs import Outcome
 from pipeline.models import AlignmentRun, Job, RunChunk
-from pipeline.services import align_corpus, prepopulate, retrain
+from pipeline.services import align_corpus, imports, prepopulate, retrain
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +102,18 @@ def export_dataset(self, dataset_id: int) -> str:  # type: ignore[no-untyped-def
         return Outcome.FAILED
 
 
+@shared_task(name="pipeline.import_corpus", bind=True, **RETRY)
+def import_corpus_job(self, job_id: int) -> str:  # type: ignore[no-untyped-def]
+    """An uploaded corpus (files or an archive) imported in one transaction (pipeline.services.imports)."""
+    try:
+        return imports.run_job(job_id, retry_on=TRANSIENT_ERRORS)
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception:  # the job row holds the error (file:line: problem)
+        log.warning("import job %s failed", job_id)
+        return Outcome.FAILED
+
+
 def _send_on_commit(job_id: int, task: Any, *args: Any) -> None:
     transaction.on_commit(lambda: jobs.record_task(job_id, task.delay(*args).id))
 
@@ -112,6 +124,10 @@ def enqueue_prepopulate(job: Job) -> None:
 
 def enqueue_retrain(job: Job) -> None:
     _send_on_commit(job.pk, retrain_job, job.pk)
+
+
+def enqueue_import(job: Job) -> None:
+    _send_on_commit(job.pk, import_corpus_job, job.pk)
 
 
 def enqueue_export(dataset_id: int) -> None:

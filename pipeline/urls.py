@@ -1,11 +1,12 @@
-"""Pipeline pages under the site root (``pipeline:<name>``): jobs, model versions, exports and corpus statistics."""
+"""Pipeline pages under the site root (``pipeline:<name>``): the import upload, jobs, model versions, exports and corpus statistics."""
 
 from django.urls import path
 
-from pipeline import views_exports, views_jobs, views_models
+from pipeline import views_exports, views_imports, views_jobs, views_models
 
 app_name = "pipeline"
 urlpatterns = [
+    path("import/", views_imports.import_upload, name="import_upload"),
     path("jobs/", views_jobs.job_list, name="job_list"),
     path("jobs/start/", views_jobs.job_start, name="job_start"),
     path("jobs/<int:job_id>/", views_jobs.job_detail, name="job_detail"),

@@ -5,13 +5,18 @@ Deterministic: article keys are sorted, shuffled with ``random.Random(seed)`` an
 ratios (largest remainder rounding), so the same keys, ratios and seed give the same splits.
 When there are at least as many articles as splits with a positive ratio, each of those splits
 gets at least one article (taken from the largest split), so a small pool still has a dev and a
-test article. Exports and retraining both split with :func:`assign_splits`.
+test article. Exports and retraining both split with :func:`assign_splits`;
+:func:`shared_across_splits` checks a result: any sentence text found in two splits is a leak
+(an article group that should have been one, e.g. two JSONL pairs sharing a document).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from alignment_engine.text import count_tokens
 
 DEFAULT_RATIOS: dict[str, float] = {"train": 35, "dev": 5, "test": 10}
 
@@ -70,3 +75,38 @@ def assign_splits(article_keys: Iterable[str], ratios: Mapping[str, float] | Non
             result[key] = name
         start += counts[name]
     return result
+
+
+@dataclass(frozen=True)
+class SharedText:
+    """A sentence text found in more than one split, with the articles holding it per split."""
+
+    text: str
+    articles: dict[str, list[str]]  # split -> article keys
+
+    def as_dict(self) -> dict[str, object]:
+        return {"text": self.text, "articles": self.articles}
+
+
+def shared_across_splits(
+    texts: Iterable[tuple[str, str]], split_of: Mapping[str, str], min_tokens: int = 1
+) -> list[SharedText]:
+    """Every sentence text (whitespace-normalised) that occurs in two or more splits.
+
+    ``texts`` yields (article key, sentence text); keys missing from ``split_of`` are ignored.
+    ``min_tokens`` > 1 leaves short texts out (``Yes.`` may honestly occur in many articles).
+    Sorted by text; an empty list means no sentence leaks from one split into another."""
+    seen: dict[str, dict[str, set[str]]] = {}
+    for key, text in texts:
+        split = split_of.get(key)
+        if split is None:
+            continue
+        norm = " ".join(text.split())
+        if min_tokens > 1 and count_tokens(norm) < min_tokens:
+            continue
+        seen.setdefault(norm, {}).setdefault(split, set()).add(key)
+    return [
+        SharedText(text, {split: sorted(keys) for split, keys in sorted(by_split.items())})
+        for text, by_split in sorted(seen.items())
+        if len(by_split) > 1
+    ]

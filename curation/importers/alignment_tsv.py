@@ -6,6 +6,8 @@ The document pairs must already be in the corpus (import their documents first).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from pathlib import Path
 
 from curation.importers.reading import read_utf8_lines
@@ -20,9 +22,13 @@ LABELS = {
 
 
 def parse(path: Path, options: ImportOptions) -> tuple[list[ParsedArticle], list[ParsedAlignment]]:
+    return [], list(iter_rows(path))
+
+
+def iter_rows(path: Path) -> Iterator[ParsedAlignment]:
+    """The rows of one TSV file, one line at a time."""
     if path.is_dir():
         raise ImportFailed(path, None, "expected a .tsv file, got a folder")
-    rows: list[ParsedAlignment] = []
     for number, line in read_utf8_lines(path):
         if not line.strip():
             continue
@@ -35,22 +41,21 @@ def parse(path: Path, options: ImportOptions) -> tuple[list[ParsedArticle], list
             )
         label = cells[0].strip()
         if label not in LABELS:
-            raise ImportFailed(path, number, f"unknown label {label!r} (aligned, partialAligned, notAligned, identical)")
+            raise ImportFailed(path, number, f"unknown label {label[:40]!r} (aligned, partialAligned, notAligned, identical)")
         score = None
         if len(cells) == 6 and cells[5].strip():
             try:
                 score = float(cells[5])
             except ValueError:
-                raise ImportFailed(path, number, f"score {cells[5]!r} is not a number") from None
-        rows.append(
-            ParsedAlignment(
-                source=str(path),
-                line=number,
-                label=LABELS[label],
-                simple_id=cells[1].strip(),
-                complex_id=cells[2].strip(),
-                score=score,
-                source_label=label,
-            )
+                raise ImportFailed(path, number, f"score {cells[5][:40]!r} is not a number") from None
+            if not math.isfinite(score):
+                raise ImportFailed(path, number, f"score {cells[5].strip()!r} is not a finite number")
+        yield ParsedAlignment(
+            source=str(path),
+            line=number,
+            label=LABELS[label],
+            simple_id=cells[1].strip(),
+            complex_id=cells[2].strip(),
+            score=score,
+            source_label=label,
         )
-    return [], rows

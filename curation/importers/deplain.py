@@ -25,12 +25,13 @@ import csv
 import fnmatch
 import io
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from alignment_engine.ids import pair_id_problem, sentence_id
 from alignment_engine.text import split_sentences
+from curation.importers.reading import check_text, read_bytes
 from curation.importers.types import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle, ParsedDocument
 
 COLUMNS = (
@@ -102,15 +103,17 @@ class RecoveryStats:
 
 
 def _decode(path: Path) -> str:
-    data = path.read_bytes()
+    data = read_bytes(path)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         column = exc.start - data.rfind(b"\n", 0, exc.start)
         raise ImportFailed(path, line, f"not valid UTF-8 (byte {column} of the line)") from None
+    check_text(path, text)
+    return text
 
 
 def _rows(path: Path, text: str) -> Iterable[tuple[int, list[str]]]:
@@ -440,16 +443,22 @@ def plan_files(path: Path, options: ImportOptions) -> list[Path]:
 
 
 def parse(path: Path, options: ImportOptions) -> tuple[list[ParsedArticle], list[ParsedAlignment]]:
-    if options.drop_short:
-        raise ImportFailed(path, None, "--drop-short cannot be used with DEplain plans (it would renumber the gold sentence ids)")
     articles: list[ParsedArticle] = []
     alignments: list[ParsedAlignment] = []
+    for article, rows in iter_plans(path, options):
+        articles.append(article)
+        alignments.extend(rows)
+    return articles, alignments
+
+
+def iter_plans(path: Path, options: ImportOptions) -> Iterator[tuple[ParsedArticle, list[ParsedAlignment]]]:
+    """Each plan file's article and gold rows, one file at a time."""
+    if options.drop_short:
+        raise ImportFailed(path, None, "--drop-short cannot be used with DEplain plans (it would renumber the gold sentence ids)")
     seen: dict[str, Path] = {}
     for file in plan_files(path, options):
         article, rows = parse_plan(file, options)
         if article.slug in seen:
             raise ImportFailed(file, None, f"pair {article.slug!r} appears twice in this import (also in {seen[article.slug]})")
         seen[article.slug] = file
-        articles.append(article)
-        alignments.extend(rows)
-    return articles, alignments
+        yield article, rows

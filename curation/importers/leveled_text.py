@@ -22,12 +22,21 @@ import multiprocessing
 import os
 import re
 import threading
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from alignment_engine.text import split_sentences
-from curation.importers.reading import make_slug, read_text
-from curation.importers.types import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle, ParsedDocument
+from curation.importers.reading import digest_of, file_digest, make_slug, read_text
+from curation.importers.types import (
+    Expected,
+    ImportFailed,
+    ImportOptions,
+    ParsedAlignment,
+    ParsedArticle,
+    ParsedDocument,
+    UnchangedArticle,
+)
 
 NEWSELA = re.compile(r"^(?P<slug>.+)\.(?P<lang>[a-z]{2})\.(?P<level>\d)\.txt$")
 ONESTOP = re.compile(r"^(?P<slug>.+)-(?P<level>adv|int|ele)\.txt$")
@@ -107,7 +116,8 @@ def _classify(path: Path) -> tuple[str, int, str] | None:
     return None
 
 
-def parse(path: Path, options: ImportOptions) -> tuple[list[ParsedArticle], list[ParsedAlignment]]:
+def _groups(path: Path, options: ImportOptions) -> tuple[dict[str, dict[int, tuple[Path, str]]], dict[str, str]]:
+    """The files of each article (slug -> level -> (file, label)) and the articles' names."""
     root = path if path.is_dir() else path.parent
     files = sorted(p for p in path.rglob("*.txt")) if path.is_dir() else [path]
     groups: dict[str, dict[int, tuple[Path, str]]] = {}
@@ -130,21 +140,55 @@ def parse(path: Path, options: ImportOptions) -> tuple[list[ParsedArticle], list
             )
         groups[slug][level] = (file, label)
         titles.setdefault(slug, name)
-    keys = [(slug, level) for slug, levels in sorted(groups.items()) for level in sorted(levels)]
-    texts = split_files([groups[slug][level][0] for slug, level in keys], options.language)
-    split = dict(zip(keys, texts, strict=True))
-    articles: list[ParsedArticle] = []
-    for slug, levels in sorted(groups.items()):
-        documents = []
-        for level, (file, label) in sorted(levels.items()):
-            paragraphs = split[(slug, level)]
-            if not paragraphs:
-                raise ImportFailed(file, None, "the file holds no text")
-            documents.append(ParsedDocument(level=level, level_label=label, paragraphs=paragraphs, title=titles[slug]))
-        if len(documents) < 2:
+    for slug, levels in groups.items():
+        if len(levels) < 2:
             only = next(iter(levels.values()))[0]
             raise ImportFailed(only, None, f"article {titles[slug]!r} has only one reading level; a group needs two or more")
-        articles.append(
-            ParsedArticle(slug=slug, title=titles[slug], source=str(next(iter(levels.values()))[0].parent), documents=documents)
-        )
-    return articles, []
+    return groups, titles
+
+
+def raw_hash(levels: dict[int, tuple[Path, str]], title: str, options: ImportOptions) -> str:
+    """sha256 over the raw bytes of an article's files and the options that shape its parsing."""
+    parts = ["text", title, options.language, str(options.drop_short), str(options.all_levels)]
+    parts += [f"{level}:{label}:{file_digest(file)}" for level, (file, label) in sorted(levels.items())]
+    return digest_of(parts)
+
+
+PARSE_BATCH = 200  # articles split per round of the pool (bounds what is held at once)
+
+
+def records(
+    path: Path, options: ImportOptions, known: Mapping[str, str]
+) -> Iterator[Expected | UnchangedArticle | ParsedArticle]:
+    """The articles of a file or folder; those whose raw files hash as at their last import
+    (``known``: slug -> raw hash) come as :class:`UnchangedArticle` without being read further."""
+    groups, titles = _groups(path, options)
+    yield Expected(len(groups))
+    todo: list[tuple[str, str]] = []
+    for slug, levels in sorted(groups.items()):
+        digest = raw_hash(levels, titles[slug], options)
+        if known.get(slug) == digest:
+            yield UnchangedArticle(slug=slug, raw_hash=digest, source=str(next(iter(levels.values()))[0].parent))
+        else:
+            todo.append((slug, digest))
+    for start in range(0, len(todo), PARSE_BATCH):
+        batch = todo[start : start + PARSE_BATCH]
+        keys = [(slug, level) for slug, _ in batch for level in sorted(groups[slug])]
+        texts = split_files([groups[slug][level][0] for slug, level in keys], options.language)
+        split = dict(zip(keys, texts, strict=True))
+        for slug, digest in batch:
+            levels = groups[slug]
+            documents = []
+            for level, (file, label) in sorted(levels.items()):
+                paragraphs = split[(slug, level)]
+                if not paragraphs:
+                    raise ImportFailed(file, None, "the file holds no text")
+                documents.append(ParsedDocument(level=level, level_label=label, paragraphs=paragraphs, title=titles[slug]))
+            yield ParsedArticle(
+                slug=slug, title=titles[slug], source=str(next(iter(levels.values()))[0].parent), documents=documents,
+                raw_hash=digest,
+            )
+
+
+def parse(path: Path, options: ImportOptions) -> tuple[list[ParsedArticle], list[ParsedAlignment]]:
+    return [r for r in records(path, options, {}) if isinstance(r, ParsedArticle)], []

@@ -44,12 +44,33 @@ class ParsedArticle:
     # Explicit document pairs (complex level, simple level, pair_id); None = derive them.
     pairs: list[tuple[int, int, str]] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    # sha256 of the raw bytes it was parsed from (with the options that shape parsing), where
+    # the parser knows them: an article whose raw hash is stored already is skipped unparsed.
+    raw_hash: str = ""
 
     def content_hash(self) -> str:
-        payload = [
+        payload: list[Any] = [
             (d.level, d.level_label, d.title, d.paragraphs) for d in sorted(self.documents, key=lambda d: d.level)
         ]
+        if self.pairs is not None and len(self.pairs) > 1:  # a grouped JSONL article: its pairs are content too
+            payload.append(sorted(self.pairs))
         return hashlib.sha256(json.dumps([self.title, payload], ensure_ascii=False).encode()).hexdigest()
+
+
+@dataclass
+class Expected:
+    """Yielded first by a parser that knows how many articles or rows will follow (progress bars)."""
+
+    count: int
+
+
+@dataclass
+class UnchangedArticle:
+    """An article a parser recognised by its raw hash without parsing it (counted as unchanged)."""
+
+    slug: str
+    raw_hash: str
+    source: str
 
 
 @dataclass

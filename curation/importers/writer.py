@@ -1,17 +1,36 @@
-"""Writes parsed articles and alignments in bulk. Called inside one transaction."""
+"""Writes parsed articles and alignments in bulk, batch after batch, inside one transaction.
+
+:class:`ImportWriter` takes what a parser yields in batches (so an import never holds the
+whole corpus in memory); :func:`write_import` writes lists at once (tests, the corpus builder).
+Every value is checked against its column before it is written (length, control characters),
+so a bad file is refused with ``file:line: problem`` instead of a database error. Paragraphs and
+sentences go in without model objects: PostgreSQL's ``COPY``, ``executemany`` on SQLite.
+"""
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from django.db.models import ProtectedError, RestrictedError
+from django.db import connection
+from django.db.models import ProtectedError, QuerySet, RestrictedError
 
 from alignment_engine.ids import COMPLEX, SIMPLE, SentenceId, pair_id_problem
 from alignment_engine.text import count_tokens
-from curation.importers.types import ImportFailed, ImportOptions, ImportSummary, ParsedAlignment, ParsedArticle
+from curation.importers.reading import control_problem, length_problem
+from curation.importers.types import (
+    ImportFailed,
+    ImportOptions,
+    ImportSummary,
+    ParsedAlignment,
+    ParsedArticle,
+    ParsedDocument,
+    UnchangedArticle,
+)
 from curation.models import (
     AlignmentLabel,
     Article,
@@ -25,6 +44,39 @@ from curation.models import (
 )
 
 BATCH = 5000
+# Paragraphs and sentences without model objects: COPY on PostgreSQL, executemany elsewhere;
+# False: bulk_create (scripts/bench_import.py compares the two).
+USE_COPY = True
+SENTENCE_COLUMNS = ("document_id", "paragraph_id", "paragraph_position", "position", "doc_position", "text", "token_count", "source_id")
+
+
+def _max(model: Any, name: str) -> int:
+    return int(model._meta.get_field(name).max_length)
+
+
+def check_options(path: Path, options: ImportOptions) -> None:
+    """The corpus name and language fit their columns and hold no control characters."""
+    for value, limit, what in ((options.corpus, _max(Corpus, "name"), "corpus name"), (options.language, _max(Corpus, "language"), "language")):
+        problem = ("is empty" if not value.strip() else None) or control_problem(value) or length_problem(value, limit, what)
+        if problem:
+            raise ImportFailed(path, None, f"{what}: {problem}")
+
+
+def check_article(article: ParsedArticle) -> None:
+    """Every value of a parsed article fits its column (the problem names the article's file:line)."""
+    checks: list[tuple[str, int, str]] = [
+        (article.slug, _max(Article, "slug"), "article slug"),
+        (article.title, _max(Article, "title"), "title"),
+    ]
+    for doc in article.documents:
+        checks += [(doc.title, _max(Document, "title"), f"title of level {doc.level_label!r}"),
+                   (doc.level_label, _max(Document, "level_label"), "level label")]
+        for ids in doc.source_ids or []:
+            checks += [(sid, _max(Sentence, "source_id"), "sentence id") for sid in ids]
+    for value, limit, what in checks:
+        problem = control_problem(value) or length_problem(value, limit, what)
+        if problem:
+            raise ImportFailed(article.source, None, f"article {article.slug[:60]!r}: {what}: {problem}")
 
 
 def get_or_create_corpus(path: Path, options: ImportOptions, adds_documents: bool) -> Corpus:
@@ -50,32 +102,139 @@ def derive_pairs(article: ParsedArticle, all_levels: bool) -> list[tuple[int, in
     return [(c.level, s.level, f"{article.slug}.{pair_label(c.level_label)}_{pair_label(s.level_label)}") for c, s in combos]
 
 
+class ImportState:
+    """What one import has seen so far, across its batches (slugs and pair ids: duplicates)."""
+
+    def __init__(self) -> None:
+        self.slugs: dict[str, str] = {}  # slug -> source
+        self.pair_ids: dict[str, str] = {}  # pair id -> source
+
+
+def _copy(table: str, columns: Iterable[str], rows: Iterable[Sequence[Any]]) -> None:
+    with connection.cursor() as cursor, cursor.cursor.copy(
+        f"COPY {connection.ops.quote_name(table)} ({', '.join(columns)}) FROM STDIN"
+    ) as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def _sentence_values(doc_pk: int, doc: ParsedDocument, para_pks: Sequence[int]) -> Iterator[tuple[Any, ...]]:
+    """Column values (SENTENCE_COLUMNS) of one document's sentences."""
+    n = 0
+    for p, paragraph in enumerate(doc.paragraphs):
+        for s, text in enumerate(paragraph):
+            source_id = doc.source_ids[p][s] if doc.source_ids else ""
+            yield (doc_pk, para_pks[p], p, s, n, text, count_tokens(text), source_id)
+            n += 1
+
+
+def write_text(doc_rows: list[Document], parsed_docs: list[ParsedDocument]) -> tuple[int, int]:
+    """Paragraphs and sentences of the documents: (paragraphs, sentences) written.
+
+    PostgreSQL: paragraph ids are drawn from their sequence and both tables are filled with
+    COPY, without building model objects (their construction was half the writer's time);
+    other databases: ``executemany`` inserts, the paragraph ids read back by (document,
+    position); with USE_COPY off, ``bulk_create`` in batches."""
+    n_paragraphs = sum(len(doc.paragraphs) for doc in parsed_docs)
+    if connection.vendor == "postgresql" and USE_COPY:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                [Paragraph._meta.db_table, n_paragraphs],
+            )
+            ids = iter([row[0] for row in cursor.fetchall()])
+        para_pks = [[next(ids) for _ in doc.paragraphs] for doc in parsed_docs]
+        _copy(Paragraph._meta.db_table, ("id", "document_id", "position"),
+              ((pk, doc_row.pk, p) for doc_row, pks in zip(doc_rows, para_pks, strict=True) for p, pk in enumerate(pks)))
+        counted = [0]
+
+        def sentences() -> Iterator[tuple[Any, ...]]:
+            for doc_row, doc, pks in zip(doc_rows, parsed_docs, para_pks, strict=True):
+                for values in _sentence_values(doc_row.pk, doc, pks):
+                    counted[0] += 1
+                    yield values
+
+        _copy(Sentence._meta.db_table, SENTENCE_COLUMNS, sentences())
+        return n_paragraphs, counted[0]
+    if USE_COPY:  # other databases (SQLite): executemany, then the paragraph ids read back
+        para_table = connection.ops.quote_name(Paragraph._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"INSERT INTO {para_table} (document_id, position) VALUES (%s, %s)",
+                [(doc_row.pk, p) for doc_row, doc in zip(doc_rows, parsed_docs, strict=True) for p in range(len(doc.paragraphs))],
+            )
+        para_ids = {
+            (d, p): pk
+            for start in range(0, len(doc_rows), 500)
+            for pk, d, p in Paragraph.objects.filter(document_id__in=[r.pk for r in doc_rows[start : start + 500]])
+            .values_list("pk", "document_id", "position")
+        }
+        values = [
+            v for doc_row, doc in zip(doc_rows, parsed_docs, strict=True)
+            for v in _sentence_values(doc_row.pk, doc, [para_ids[(doc_row.pk, p)] for p in range(len(doc.paragraphs))])
+        ]
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"INSERT INTO {connection.ops.quote_name(Sentence._meta.db_table)} ({', '.join(SENTENCE_COLUMNS)}) "
+                f"VALUES ({', '.join(['%s'] * len(SENTENCE_COLUMNS))})",
+                values,
+            )
+        return n_paragraphs, len(values)
+    para_rows = Paragraph.objects.bulk_create(
+        [Paragraph(document=doc_row, position=p) for doc_row, doc in zip(doc_rows, parsed_docs, strict=True)
+         for p in range(len(doc.paragraphs))],
+        batch_size=BATCH,
+    )
+    para_iter = iter(para_rows)
+    sentence_rows = [
+        Sentence(**dict(zip(SENTENCE_COLUMNS, values, strict=True)))
+        for doc_row, doc in zip(doc_rows, parsed_docs, strict=True)
+        for values in _sentence_values(doc_row.pk, doc, [next(para_iter).pk for _ in doc.paragraphs])
+    ]
+    Sentence.objects.bulk_create(sentence_rows, batch_size=BATCH)
+    return n_paragraphs, len(sentence_rows)
+
+
+def delete_replaced(old: Article | QuerySet[Article], article: ParsedArticle) -> None:
+    """Delete what ``--replace`` overwrites; refused when human work refers to it."""
+    try:
+        old.delete()
+    except (ProtectedError, RestrictedError) as exc:  # human work (test questions, labels) refers to it
+        raise ImportFailed(
+            article.source, None,
+            f"article {article.slug!r} cannot be replaced: {len(exc.args[1])} row(s) of human work "
+            "(labeling-job items, test questions or verified labels) refer to its sentence pairs",
+        ) from exc
+
+
 def write_articles(
-    corpus: Corpus, articles: list[ParsedArticle], options: ImportOptions, summary: ImportSummary
+    corpus: Corpus, articles: Iterable[ParsedArticle | UnchangedArticle], options: ImportOptions, summary: ImportSummary,
+    state: ImportState | None = None,
 ) -> None:
-    seen: set[str] = set()
-    for article in articles:
-        if article.slug in seen:
-            raise ImportFailed(article.source, None, f"article {article.slug!r} appears twice in this import")
-        seen.add(article.slug)
-    existing = {a.slug: a for a in Article.objects.filter(corpus=corpus, slug__in=list(seen))}
+    state = state or ImportState()
+    batch = list(articles)
+    for article in batch:
+        if article.slug in state.slugs:
+            raise ImportFailed(article.source, None, f"article {article.slug!r} appears twice in this import (also {state.slugs[article.slug]})")
+        state.slugs[article.slug] = article.source
+    parsed = [a for a in batch if isinstance(a, ParsedArticle)]
+    summary.articles_unchanged += len(batch) - len(parsed)
+    for article in parsed:
+        check_article(article)
+    existing = {a.slug: a for a in Article.objects.filter(corpus=corpus, slug__in=[a.slug for a in parsed])}
     fresh: list[ParsedArticle] = []
-    for article in articles:
+    replaced_here = 0
+    for article in parsed:
         old = existing.get(article.slug)
         if old is None:
             fresh.append(article)
         elif old.content_hash == article.content_hash():
             summary.articles_unchanged += 1
+            if article.raw_hash and old.raw_hash != article.raw_hash:
+                Article.objects.filter(pk=old.pk).update(raw_hash=article.raw_hash)
         elif options.replace:
-            try:
-                old.delete()
-            except (ProtectedError, RestrictedError) as exc:  # human work (test questions, labels) refers to it
-                raise ImportFailed(
-                    article.source, None,
-                    f"article {article.slug!r} cannot be replaced: {len(exc.args[1])} row(s) of human work "
-                    "(labeling-job items, test questions or verified labels) refer to its sentence pairs",
-                ) from exc
-            summary.articles_replaced += 1
+            delete_replaced(old, article)
+            replaced_here += 1
             fresh.append(article)
         else:
             raise ImportFailed(
@@ -84,18 +243,28 @@ def write_articles(
                 f"article {article.slug!r} already exists in corpus {corpus.name!r} with different text; "
                 "import with --replace to overwrite it (its labels and alignments are deleted)",
             )
+    summary.articles_replaced += replaced_here
     if not fresh:
         return
+    pairs_of = {id(a): derive_pairs(a, options.all_levels) for a in fresh}
     for article in fresh:
-        for _, _, pair_id in derive_pairs(article, options.all_levels):
+        for _, _, pair_id in pairs_of[id(article)]:
             problem = pair_id_problem(pair_id)
             if problem:
-                raise ImportFailed(article.source, None, f"article {article.slug!r}: pair id {pair_id!r}: {problem}")
-    taken_pair_ids = set(
-        DocumentPair.objects.filter(corpus=corpus, pair_id__in=[p[2] for a in fresh for p in derive_pairs(a, options.all_levels)]).values_list("pair_id", flat=True)
-    )
-    if taken_pair_ids:
-        raise ImportFailed(fresh[0].source, None, f"pair ids already used in this corpus: {sorted(taken_pair_ids)[:5]}")
+                raise ImportFailed(article.source, None, f"article {article.slug!r}: pair id {pair_id[:60]!r}: {problem}")
+            if pair_id in state.pair_ids:
+                raise ImportFailed(article.source, None, f"pair id {pair_id!r} appears twice in this import (also {state.pair_ids[pair_id]})")
+            state.pair_ids[pair_id] = article.source
+    wanted_ids = [p[2] for a in fresh for p in pairs_of[id(a)]]
+    taken = DocumentPair.objects.filter(corpus=corpus, pair_id__in=wanted_ids)
+    if taken.exists():
+        if not options.replace:
+            names = sorted(taken.values_list("pair_id", flat=True))[:5]
+            raise ImportFailed(fresh[0].source, None, f"pair ids already used in this corpus: {names} (import with --replace to overwrite their articles)")
+        # --replace: articles regrouped since the last import (a JSONL pair that was an article of its own)
+        old_articles = Article.objects.filter(pk__in=taken.values("article_id"))
+        summary.articles_replaced += old_articles.count()
+        delete_replaced(old_articles, fresh[0])
 
     article_rows = Article.objects.bulk_create(
         [
@@ -103,14 +272,15 @@ def write_articles(
                 corpus=corpus,
                 slug=a.slug,
                 title=a.title,
-                source=a.source,
+                source=a.source[: _max(Article, "source")],
                 content_hash=a.content_hash(),
+                raw_hash=a.raw_hash,
                 meta=a.meta,
             )
             for a in fresh
         ]
     )
-    summary.articles_created += len(article_rows) - summary.articles_replaced
+    summary.articles_created += len(article_rows) - replaced_here
     doc_rows: list[Document] = []
     for row, article in zip(article_rows, fresh, strict=True):
         levels = [d.level for d in article.documents]
@@ -118,41 +288,13 @@ def write_articles(
             raise ImportFailed(article.source, None, f"article {article.slug!r} has two documents at one level")
         for doc in article.documents:
             doc_rows.append(Document(article=row, level=doc.level, level_label=doc.level_label, title=doc.title))
-    doc_rows = Document.objects.bulk_create(doc_rows)
+    doc_rows = Document.objects.bulk_create(doc_rows, batch_size=BATCH)
     summary.documents += len(doc_rows)
 
     parsed_docs = [d for a in fresh for d in a.documents]
-    para_rows = [
-        Paragraph(document=doc_row, position=p)
-        for doc_row, doc in zip(doc_rows, parsed_docs, strict=True)
-        for p in range(len(doc.paragraphs))
-    ]
-    para_rows = Paragraph.objects.bulk_create(para_rows, batch_size=BATCH)
-    summary.paragraphs += len(para_rows)
-
-    sentence_rows: list[Sentence] = []
-    para_iter = iter(para_rows)
-    for doc_row, doc in zip(doc_rows, parsed_docs, strict=True):
-        n = 0
-        for p, paragraph in enumerate(doc.paragraphs):
-            para_row = next(para_iter)
-            for s, text in enumerate(paragraph):
-                source_id = doc.source_ids[p][s] if doc.source_ids else ""
-                sentence_rows.append(
-                    Sentence(
-                        document=doc_row,
-                        paragraph=para_row,
-                        paragraph_position=p,
-                        position=s,
-                        doc_position=n,
-                        text=text,
-                        token_count=count_tokens(text),
-                        source_id=source_id,
-                    )
-                )
-                n += 1
-    Sentence.objects.bulk_create(sentence_rows, batch_size=BATCH)
-    summary.sentences += len(sentence_rows)
+    n_paragraphs, n_sentences = write_text(doc_rows, parsed_docs)
+    summary.paragraphs += n_paragraphs
+    summary.sentences += n_sentences
 
     docs_by_article: dict[int, dict[int, Document]] = {}
     for doc_row in doc_rows:
@@ -160,7 +302,7 @@ def write_articles(
     pair_rows = []
     for row, article in zip(article_rows, fresh, strict=True):
         by_level = docs_by_article[row.pk]
-        for complex_level, simple_level, pair_id in derive_pairs(article, options.all_levels):
+        for complex_level, simple_level, pair_id in pairs_of[id(article)]:
             pair_rows.append(
                 DocumentPair(
                     corpus=corpus,
@@ -170,7 +312,7 @@ def write_articles(
                     pair_id=pair_id,
                 )
             )
-    DocumentPair.objects.bulk_create(pair_rows)
+    DocumentPair.objects.bulk_create(pair_rows, batch_size=BATCH)
     summary.pairs += len(pair_rows)
 
 
@@ -191,6 +333,11 @@ def write_alignments(
             keys.append(key)
         if keys[0].pair_id != keys[1].pair_id:
             raise ImportFailed(row.source, row.line, f"ids {row.simple_id!r} and {row.complex_id!r} are from different pairs")
+        if row.score is not None and not math.isfinite(row.score):
+            raise ImportFailed(row.source, row.line, f"score {row.score!r} is not a finite number")
+        problem = length_problem(row.source_label, _max(ReferenceAlignment, "source_label"), "label")
+        if problem:
+            raise ImportFailed(row.source, row.line, problem)
         parsed.append((row, keys[0], keys[1]))
 
     pair_ids = {k.pair_id for _, k, _ in parsed}
@@ -223,7 +370,7 @@ def write_alignments(
             score=row.score,
             role=options.role,
             source_label=row.source_label,
-            source=Path(row.source).name,
+            source=Path(row.source).name[: _max(ReferenceAlignment, "source")],
         )
     existing = {
         (ra.simple_id, ra.complex_id): ra
@@ -246,6 +393,40 @@ def write_alignments(
     summary.alignments_updated += len(to_update)
 
 
+class ImportWriter:
+    """Writes one import batch by batch (call inside one transaction), then its ImportRecord."""
+
+    def __init__(self, path: Path, options: ImportOptions, user: Any = None, source: str | None = None) -> None:
+        check_options(path, options)
+        if options.role not in ReferenceAlignment.Role.values:
+            raise ImportFailed(path, None, f"unknown role {options.role!r} (gold or labels)")
+        self.path = path
+        self.options = options
+        self.user = user
+        self.corpus = get_or_create_corpus(path, options, adds_documents=options.format != "tsv")
+        self.summary = ImportSummary(corpus=self.corpus.name, format=options.format, source=source or str(path))
+        self.state = ImportState()
+        self.records = 0
+
+    def articles(self, batch: list[ParsedArticle | UnchangedArticle]) -> None:
+        self.records += len(batch)
+        write_articles(self.corpus, batch, self.options, self.summary, self.state)
+
+    def alignments(self, batch: list[ParsedAlignment]) -> None:
+        for row in batch:
+            if row.label not in AlignmentLabel.values:
+                raise ImportFailed(row.source, row.line, f"unknown label {row.label!r}")
+        self.records += len(batch)
+        write_alignments(self.corpus, batch, self.options, self.summary)
+
+    def finish(self) -> ImportSummary:
+        ImportRecord.objects.create(
+            corpus=self.corpus, format=self.options.format, source=self.summary.source[: _max(ImportRecord, "source")],
+            created_by=self.user if self.user and self.user.is_authenticated else None, summary=self.summary.as_dict(),
+        )
+        return self.summary
+
+
 def write_import(
     path: Path,
     options: ImportOptions,
@@ -253,18 +434,10 @@ def write_import(
     alignments: list[ParsedAlignment],
     user: Any = None,
 ) -> ImportSummary:
-    if alignments and options.role not in ReferenceAlignment.Role.values:
-        raise ImportFailed(path, None, f"unknown role {options.role!r} (gold or labels)")
-    for row in alignments:
-        if row.label not in AlignmentLabel.values:
-            raise ImportFailed(row.source, row.line, f"unknown label {row.label!r}")
-    corpus = get_or_create_corpus(path, options, adds_documents=bool(articles))
-    summary = ImportSummary(corpus=corpus.name, format=options.format, source=str(path))
-    write_articles(corpus, articles, options, summary)
+    """Write whole lists at once (inside a transaction): the corpus builder and tests."""
+    writer = ImportWriter(path, options, user)
+    if articles:
+        writer.articles(list(articles))
     if alignments:
-        write_alignments(corpus, alignments, options, summary)
-    ImportRecord.objects.create(
-        corpus=corpus, format=options.format, source=str(path), created_by=user if user and user.is_authenticated else None,
-        summary=summary.as_dict(),
-    )
-    return summary
+        writer.alignments(alignments)
+    return writer.finish()

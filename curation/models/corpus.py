@@ -44,6 +44,9 @@ class Article(models.Model):
     title = models.CharField(max_length=500, blank=True)
     source = models.CharField(max_length=500, blank=True, help_text="file or record it came from")
     content_hash = models.CharField(max_length=64, help_text="sha256 of the imported documents")
+    raw_hash = models.CharField(
+        max_length=64, blank=True, help_text="sha256 of the raw files it was parsed from (re-imports skip them unparsed)"
+    )
     meta = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -1,5 +1,5 @@
 """Import behaviour shared by all formats: idempotence, --replace, --drop-short, stable ids,
-one transaction, the management command and the admin upload page."""
+one transaction and the management command (the upload page: pipeline/tests/test_import_jobs.py)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,11 @@ import io
 import json
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
-from django.urls import reverse
 
 from curation.importers.run import keep_sentence, run_import
 from curation.importers.types import ImportFailed
-from curation.models import Article, DocumentPair, ImportRecord, ReferenceAlignment, Sentence
+from curation.models import Article, DocumentPair, ReferenceAlignment, Sentence
 from curation.tests.conftest import options, plain_pair, row_counts
 
 PAIR = {
@@ -149,86 +147,6 @@ def test_management_command_exclude_and_deplain(write_file, demo_dir, shared_dat
     )
     assert Article.objects.filter(corpus__name="DE").count() == 17 - 6  # 112,117,119,123,126,154 excluded
     assert "alignments created" in out.getvalue()
-
-
-def _upload(name: str, content: bytes) -> SimpleUploadedFile:
-    return SimpleUploadedFile(name, content, content_type="text/plain")
-
-
-@pytest.mark.django_db
-def test_upload_page_imports_several_files(client_for, admin_user, demo_dir):
-    client = client_for(admin_user)
-    page = client.get(reverse("curation:import_upload"))
-    assert page.status_code == 200 and b'type="file"' in page.content and b"multiple" in page.content
-    files = [_upload(p.name, p.read_bytes()) for p in sorted(demo_dir.glob("city_bikes.*.txt"))]
-    files += [_upload(p.name, p.read_bytes()) for p in sorted(demo_dir.glob("coral_heat.*.txt"))]
-    response = client.post(
-        reverse("curation:import_upload"),
-        {"files": files, "format": "text", "corpus": "Uploaded", "language": "en", "kind": "news", "role": "gold"},
-        follow=True,
-    )
-    assert response.status_code == 200
-    assert Article.objects.filter(corpus__name="Uploaded").count() == 2
-    assert DocumentPair.objects.filter(corpus__name="Uploaded").count() == 4
-    assert b"2 articles created" in response.content
-    record = ImportRecord.objects.get(corpus__name="Uploaded")
-    assert record.created_by == admin_user and record.summary["articles_created"] == 2
-
-
-@pytest.mark.django_db
-def test_upload_page_shows_error_and_writes_nothing(client_for, admin_user):
-    client = client_for(admin_user)
-    files = [_upload("a.en.0.txt", b"Fine text here.\n"), _upload("a.en.1.txt", b"\xff\x81\x8d\x8f bad\n")]
-    before = row_counts()
-    response = client.post(
-        reverse("curation:import_upload"),
-        {"files": files, "format": "text", "corpus": "Uploaded", "language": "en", "kind": "news", "role": "gold"},
-    )
-    assert response.status_code == 200
-    body = response.content.decode()
-    assert "Import failed, nothing was written." in body and "a.en.1.txt:1: neither UTF-8 nor Windows-1252" in body
-    assert "/tmp" not in body  # the temporary folder is not shown
-    assert row_counts() == before
-
-
-@pytest.mark.django_db
-def test_upload_page_single_jsonl_then_tsv(client_for, admin_user):
-    client = client_for(admin_user)
-    data = {"format": "jsonl", "corpus": "Up", "language": "en", "kind": "news", "role": "gold"}
-    client.post(reverse("curation:import_upload"), dict(data, files=[_upload("p.jsonl", jsonl(PAIR).encode())]))
-    assert DocumentPair.objects.filter(pair_id="p1").exists()
-    gold = _upload("g.tsv", b"aligned\tp1-0-0-0\tp1-1-0-1\ta\tb\n")
-    client.post(reverse("curation:import_upload"), dict(data, format="tsv", role="labels", files=[gold]))
-    assert ReferenceAlignment.objects.filter(role="labels").count() == 1
-
-
-@pytest.mark.django_db
-@pytest.mark.parametrize("role", ["annotator", "verifier", "researcher"])
-def test_upload_page_is_admin_only(client_for, make_user, role):
-    client = client_for(make_user(f"u_{role}", role))
-    assert client.get(reverse("curation:import_upload")).status_code == 403
-    response = client.post(
-        reverse("curation:import_upload"),
-        {"files": [_upload("p.jsonl", jsonl(PAIR).encode())], "format": "jsonl", "corpus": "X", "language": "en", "kind": "news", "role": "gold"},
-    )
-    assert response.status_code == 403
-    assert row_counts()["Article"] == 0
-
-
-@pytest.mark.django_db
-def test_upload_page_imports_deplain_plans(client_for, admin_user, shared_data):
-    plans = [shared_data / "deplain-web" / "dev" / f"plan_doc_{n}.csv" for n in (112, 33)]
-    response = client_for(admin_user).post(
-        reverse("curation:import_upload"),
-        {
-            "files": [_upload(p.name, p.read_bytes()) for p in plans],
-            "format": "deplain", "corpus": "DE upload", "language": "de", "kind": "other", "role": "gold",
-        },
-        follow=True,
-    )
-    assert response.status_code == 200 and b"2 articles created" in response.content
-    assert set(DocumentPair.objects.values_list("pair_id", flat=True)) == {"112", "33"}
-    assert ReferenceAlignment.objects.filter(pair__pair_id="33", role="gold").count() > 0
 
 
 @pytest.mark.django_db

@@ -18,7 +18,7 @@ PAIR = {
     "complex": [["The cat sat on the mat.", "It was warm."], ["Then it slept."]],
     "simple": [["The cat sat."], ["It slept."]],
 }
-PAIR2 = dict(PAIR, pair_id="p2")
+PAIR2 = dict(PAIR, pair_id="p2", complex=[["A dog ran in the park."], ["Then it rested there."]], simple=[["A dog ran."], ["It rested."]])
 
 
 def jsonl(*objs: dict) -> str:
@@ -29,7 +29,7 @@ def jsonl(*objs: dict) -> str:
 def test_jsonl_import_pairs_and_ids(write_file):
     path = write_file("pairs.jsonl", jsonl(PAIR, dict(PAIR2, complex_title="Cats", meta={"x": 1})))
     summary = run_import(path, options("jsonl"))
-    assert (summary.articles_created, summary.documents, summary.pairs, summary.sentences) == (2, 4, 2, 10)
+    assert (summary.articles_created, summary.documents, summary.pairs, summary.sentences) == (2, 4, 2, 9)
     pair = DocumentPair.objects.get(pair_id="p1")
     assert plain_pair(pair) == {"pair_id": "p1", "language": "en", "complex": PAIR["complex"], "simple": PAIR["simple"]}
     sentence = Sentence.objects.get(document=pair.complex, paragraph_position=1, position=0)
@@ -85,7 +85,16 @@ BAD_JSONL = [
     ("empty sentence", json.dumps(dict(PAIR, pair_id="p3", simple=[["  "]])) + "\n", 2, "holds an empty sentence"),
     ("empty paragraph", json.dumps(dict(PAIR, pair_id="p3", simple=[[]])) + "\n", 2, "is an empty paragraph"),
     ("wrong language", json.dumps(dict(PAIR, pair_id="p3", language="de")) + "\n", 2, "differs from the corpus language"),
-    ("duplicate article", json.dumps(PAIR) + "\n", None, "article 'p1' appears twice in this import"),
+    ("duplicate pair id", json.dumps(PAIR) + "\n", 2, "pair id 'p1' also on line 1"),
+    # issue 10 finding 8: each of these gave a 500 or a traceback
+    ("escaped NUL", json.dumps(dict(PAIR, pair_id="p3", simple=[["A\u0000b."]])) + "\n", 2, "simple[0][0]: a NUL byte at character 2"),
+    ("raw NUL", '{"pair_id": "p3", \x00}\n', 2, "a NUL byte at byte 19 of the line"),
+    ("control character", json.dumps(dict(PAIR, pair_id="p3", complex_title="A\x01")) + "\n", 2, "complex_title: control character U+0001"),
+    ("nested 3,000 deep", '{"pair_id": "p3", "meta": ' + "[" * 3000 + "]" * 3000 + "}\n", 2, "JSON nested too deeply"),
+    ("nested 100,000 deep", "[" * 100_000 + "]" * 100_000 + "\n", 2, "JSON nested too deeply"),
+    ("pair id of 300", json.dumps(dict(PAIR, pair_id="p" * 300)) + "\n", 2, "a pair id has at most 200 characters (got 300)"),
+    ("title of 600", json.dumps(dict(PAIR, pair_id="p3", complex_title="T" * 600)) + "\n", 2, "complex_title has 600 characters; at most 500"),
+    ("article of 300", json.dumps(dict(PAIR, pair_id="p3", article="a" * 300)) + "\n", 2, "article has 300 characters; at most 200"),
 ]
 
 

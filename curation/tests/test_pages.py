@@ -51,7 +51,7 @@ def _status(client, url: str) -> int:  # type: ignore[no-untyped-def]
 def test_annotator_gets_403_on_every_curation_page_and_import(client_for, annotator):
     client = client_for(annotator)
     urls = curation_urls()
-    assert reverse("curation:import_upload") in urls and reverse("curation:corpus_list") in urls
+    assert reverse("pipeline:import_upload") in urls and reverse("curation:corpus_list") in urls
     assert reverse("pipeline:job_list") in urls and reverse("pipeline:export_list") in urls
     statuses = {url: _status(client, url) for url in urls}
     assert statuses == {url: 403 for url in urls}
@@ -93,7 +93,7 @@ def test_verifier_cannot_open_researcher_pages(client_for, verifier):
     client = client_for(verifier)
     assert client.get(reverse("pipeline:job_start")).status_code == 403
     assert client.post(reverse("pipeline:model_promote", kwargs={"version_id": 1})).status_code == 403
-    assert client.get(reverse("curation:import_upload")).status_code == 403
+    assert client.get(reverse("pipeline:import_upload")).status_code == 403
 
 
 @pytest.mark.django_db

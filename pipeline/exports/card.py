@@ -13,6 +13,7 @@ from typing import Any
 from curation.curate import phenomena as ph
 from curation.curate.filters import Filter
 from curation.curate.rows import Row
+from curation.queries import split_leaks
 from pipeline.exports.parameters import Params
 from pipeline.models import ExportedDataset
 
@@ -72,6 +73,10 @@ def build_card(
     source: dict[str, Any], split_of: dict[str, str],
 ) -> dict[str, Any]:
     articles_per_split = Counter(split_of.values())
+    splits: dict[str, Any] = {"ratios": params.splits, "seed": params.seed, "articles": dict(sorted(articles_per_split.items()))}
+    if params.splits:  # the leak check: sentence texts in two splits (0 when article groups are right)
+        leaks = split_leaks(dataset.corpus, split_of)
+        splits["shared_sentences"] = {"count": len(leaks), "examples": [leak.as_dict() for leak in leaks[:5]]}
     return {
         "card_version": 1,
         "kind": dataset.kind,
@@ -92,7 +97,7 @@ def build_card(
             "by_level_pair": dict(sorted(stats.level_pairs.items())),
             "synthetic": stats.synthetic,
         },
-        "splits": {"ratios": params.splits, "seed": params.seed, "articles": dict(sorted(articles_per_split.items()))},
+        "splits": splits,
         "filters": [f.report() for f in filters],
         "phenomena": {
             "groups": percentages(stats.groups_by_phenomenon, ph.PHENOMENA_ORDER),
@@ -117,6 +122,10 @@ def card_markdown(card: dict[str, Any], title: str) -> str:
               + ", ".join(f"{k} {v}" for k, v in counts["by_label"].items()), ""]
     if card["splits"]["ratios"]:
         lines += [f"Splits by article group, ratios {card['splits']['ratios']}, seed {card['splits']['seed']}.", ""]
+        shared = card["splits"].get("shared_sentences")
+        if shared is not None:
+            lines += [f"Sentence texts shared across splits: {shared['count']}"
+                      + (" (leak check passed)." if not shared["count"] else " (see `splits.shared_sentences` in card.json)."), ""]
     if card["filters"]:
         lines += ["## Filters", "", "| filter | parameters | published default | removed |", "|---|---|---|---:|"]
         for f in card["filters"]:

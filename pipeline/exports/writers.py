@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -110,7 +111,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return repr(value)
+        return repr(value) if math.isfinite(value) else ""
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
     return str(value)
@@ -184,10 +185,27 @@ class AlignmentTsvWriter(TsvWriter):
         self.rows += 1
 
 
+def finite(value: Any) -> Any:
+    """``value`` with NaN and infinities (not JSON) replaced by None, also inside lists and dicts."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
+
+
 class JsonlWriter(RowWriter):
+    """One JSON object per line; never writes NaN or Infinity (a score stored before imports refused them is null)."""
+
     def write(self, row: Mapping[str, Any]) -> None:
         data = {name: row.get(name) for name in self.names}
-        self._file.handle.write((json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8"))
+        try:
+            line = json.dumps(data, ensure_ascii=False, allow_nan=False)
+        except ValueError:
+            line = json.dumps(finite(data), ensure_ascii=False, allow_nan=False)
+        self._file.handle.write((line + "\n").encode("utf-8"))
         self.rows += 1
 
 

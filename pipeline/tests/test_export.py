@@ -372,6 +372,34 @@ def test_manual_export_with_reference_gold(exports_dir: Path) -> None:
     assert dataset.card["counts"]["by_source"] == {"reference": 1}
 
 
+@pytest.mark.parametrize("score", [float("inf"), float("-inf"), float("nan")])
+def test_manual_jsonl_export_never_writes_nan_or_infinity(exports_dir: Path, score: float) -> None:
+    """Issue 10: a score stored before the importer refused non-finite numbers is written as null."""
+    from curation.models import ReferenceAlignment
+
+    corpus = make_corpus(n_articles=2)
+    pair = DocumentPair.objects.filter(corpus=corpus).order_by("pair_id").first()
+    assert pair is not None
+    ReferenceAlignment.objects.create(pair=pair, simple=sentence(pair, 0, 0, 0), complex=sentence(pair, 1, 0, 0),
+                                      label="aligned", score=score)
+    dataset = create_export(corpus.pk, "manual", params(format="jsonl", splits=None))
+    run_export(dataset.pk)
+    text = (folder_of(dataset, exports_dir) / "all.jsonl").read_text()
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} written into JSON")
+
+    rows = [json.loads(line, parse_constant=refuse) for line in text.splitlines()]
+    assert len(rows) == 1 and rows[0]["score"] is None
+
+
+def test_jsonl_writer_replaces_non_finite_numbers_inside_values(tmp_path: Path) -> None:
+    writer = writers.open_writer("jsonl", tmp_path / "x.jsonl", writers.columns("a", ("b", "json")))
+    writer.write({"a": float("nan"), "b": {"x": [1.5, float("inf")]}})
+    writer.close()
+    assert json.loads((tmp_path / "x.jsonl").read_text()) == {"a": None, "b": {"x": [1.5, None]}}
+
+
 def test_celery_task_runs_the_export_eagerly(exports_dir: Path, settings: Any) -> None:
     from config.celery import app
 

@@ -25,7 +25,7 @@ def eager():  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     ("name", "queue"),
     [("pipeline.align_chunk", "align"), ("pipeline.prepopulate", "align"),
-     ("pipeline.retrain", "train"), ("pipeline.export_dataset", "export")],
+     ("pipeline.retrain", "train"), ("pipeline.export_dataset", "export"), ("pipeline.import_corpus", "default")],
 )
 def test_routes(name: str, queue: str) -> None:
     assert name in app.tasks  # the explicit, stable task names are registered
