@@ -51,6 +51,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.middleware.RejectHostileInput",  # NUL bytes and over-long query values: 400 naming the field
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -104,6 +105,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+AUTHENTICATION_BACKENDS = ["accounts.login_guard.ThrottledModelBackend"]
+# Login throttling (accounts/login_guard.py): this many failed logins for one user name lock it this long.
+LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5)
+LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)
+# HTTP Basic authentication on the API, only when asked for (scripts, schemathesis); sessions always work.
+API_BASIC_AUTH = env_bool("API_BASIC_AUTH", False)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -150,8 +157,9 @@ X_FRAME_OPTIONS = "DENY"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "accounts.authentication.BasicAuthentication",  # off unless API_BASIC_AUTH=1
     ],
+    "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
     "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.IsStaffRole"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",

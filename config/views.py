@@ -16,3 +16,8 @@ def home(request: HttpRequest) -> HttpResponse:
     if has_role(request.user, Role.ANNOTATOR):
         return redirect("annotation:home")
     return render(request, "no_role.html")
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The 400 page with the reason (``accounts.params.BadParameter`` names the parameter)."""
+    return render(request, "400.html", {"exception": str(exception)}, status=400)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django_htmx.middleware import HtmxDetails
 
+from accounts.params import TextField, query
 from accounts.permissions import admin_required, staff_required
 from curation.forms import ImportForm
 from curation.importers.run import run_import
@@ -23,6 +25,10 @@ class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
 
 
+class SearchParams(forms.Form):
+    q = TextField(max_length=200)
+
+
 @staff_required
 def corpus_list(request: HttpRequest) -> HttpResponse:
     return render(request, "curation/corpus_list.html", {"corpora": corpora_with_counts()})
@@ -31,7 +37,7 @@ def corpus_list(request: HttpRequest) -> HttpResponse:
 @staff_required
 def corpus_detail(request: HtmxHttpRequest, corpus_id: int) -> HttpResponse:
     corpus = get_object_or_404(Corpus, pk=corpus_id)
-    search = request.GET.get("q", "").strip()
+    search = query(SearchParams, request.GET)["q"]
     page = Paginator(articles_of(corpus, search), 25).get_page(request.GET.get("page"))
     context = {"corpus": corpus, "page": page, "q": search}
     if request.htmx:

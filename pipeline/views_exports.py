@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
+from accounts.params import IdField, query
 from accounts.permissions import admin_required, role_required
 from accounts.roles import Role
 from curation.models import Corpus
@@ -20,11 +22,15 @@ from pipeline.services.corpus_stats import corpus_table
 from pipeline.tasks import enqueue_export
 
 
+class CorpusParams(forms.Form):
+    corpus = IdField()
+
+
 @admin_required
 def export_list(request: HttpRequest) -> HttpResponse:
     initial = {}
-    if request.GET.get("corpus", "").isdigit():
-        initial["corpus"] = int(request.GET["corpus"])
+    if corpus_id := query(CorpusParams, request.GET)["corpus"]:
+        initial["corpus"] = corpus_id
         run = AlignmentRun.objects.filter(corpus_id=initial["corpus"]).order_by("-pk").first()
         if run is not None:
             initial["run"] = run.pk
