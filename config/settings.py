@@ -219,6 +219,10 @@ CELERY_TASK_ROUTES = {
     "pipeline.export_dataset": {"queue": "export"},
 }
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# A running job whose worker has not stamped its heartbeat for this long is flagged stale
+# (/jobs/, the API) with the command that resumes it; workers stamp every JOB_HEARTBEAT_SECONDS.
+JOB_STALE_MINUTES = env_int("JOB_STALE_MINUTES", 10)
+JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 30)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- logging --------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from accounts.params import IdField, query
 from accounts.permissions import admin_required, role_required
 from accounts.roles import Role
 from curation.models import Corpus
+from pipeline import jobs
 from pipeline.exports.run import ExportError, create_export
 from pipeline.forms import ExportForm
 from pipeline.models import AlignmentRun, ExportedDataset
@@ -44,7 +45,10 @@ def export_list(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             enqueue_export(dataset.pk)
-            messages.success(request, f"Export {dataset.pk} queued.")
+            if reason := jobs.unqueued_reason(dataset.job_id):
+                messages.error(request, f"Export {dataset.pk} failed: {reason}. Start the broker (Redis), then export again.")
+            else:
+                messages.success(request, f"Export {dataset.pk} queued.")
             return redirect("pipeline:export_detail", dataset.pk)
     exports = ExportedDataset.objects.select_related("corpus", "job", "run").order_by("-pk")[:100]
     return render(request, "pipeline/exports.html", {"form": form, "exports": exports})
