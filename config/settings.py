@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI files served locally (no CDN at run time)
     "django_htmx",
     "js_lib_htmx",
+    "csp",
     "accounts",
     "curation",
     "annotation",
@@ -58,6 +59,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
@@ -152,6 +154,23 @@ if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy (django-csp), in every mode: only this site's own files run or style
+# the pages; templates hold no inline script, style element or style attribute (static/js/page.js
+# sets bar widths from data-width), and htmx is told not to inject its indicator style.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 # --- REST API -------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -168,9 +187,20 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Simplification corpus workbench API",
-    "DESCRIPTION": "Corpora, documents, alignment, annotation and export.",
+    "DESCRIPTION": (
+        "Read-only corpus data (corpora, articles, documents, document pairs and their sentences); "
+        "labeling for annotators (jobs, next question, answers, own statistics, context); human "
+        "evaluation studies (next page, answers, results for researchers); and, for researchers, the "
+        "pipeline's jobs with progress and a stale flag, model versions with metrics, corpus alignment "
+        "runs, and exports with download links. Log in first (session cookie; HTTP Basic only where "
+        "the server sets API_BASIC_AUTH=1). Every error body is {detail, code}."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],  # schema and Swagger: logged-in users
+    "SERVE_AUTHENTICATION": ["rest_framework.authentication.SessionAuthentication", "accounts.authentication.BasicAuthentication"],
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.api_schema.document_errors"],
+    "COMPONENT_SPLIT_REQUEST": True,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
