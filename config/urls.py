@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
 from django.contrib.auth.decorators import login_required
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from accounts.forms import LoginForm
@@ -18,6 +18,7 @@ urlpatterns = [
     path("annotate/", include("annotation.urls")),
     path("api/", include("curation.api_urls")),
     path("api/annotation/", include("annotation.api_urls")),
+    path("api/pipeline/", include("pipeline.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", login_required(SpectacularSwaggerSplitView.as_view(url_name="schema")), name="api-docs"),
 ]

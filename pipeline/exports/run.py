@@ -70,6 +70,22 @@ def remove_orphan_staging() -> list[Path]:
     return removed
 
 
+def export_file(dataset: ExportedDataset, name: str) -> Path:
+    """The path of one of the export's listed files; ``FileNotFoundError`` for any other name
+    (nothing outside the export's folder is ever served)."""
+    if name not in {f["name"] for f in dataset.files} or not dataset.path:
+        raise FileNotFoundError("no such file in this export")
+    root = Path(settings.EXPORTS_DIR).resolve()
+    path = (root / dataset.path / name).resolve()
+    if root not in path.parents or not path.is_file():
+        raise FileNotFoundError("file missing")
+    return path
+
+
+def download_name(dataset: ExportedDataset, name: str) -> str:
+    return f"{dataset.corpus_id}-{dataset.kind}-{dataset.pk}-{name}"
+
+
 def total_rows(dataset: ExportedDataset, params: Params) -> int:
     if dataset.kind == ExportedDataset.Kind.AUTO and dataset.run_id:
         return PredictedAlignment.objects.filter(run_id=dataset.run_id, label__in=params.labels or ALIGNED_LABELS).count()
