@@ -18,6 +18,7 @@ from django import forms
 from django.core.exceptions import BadRequest
 from django.http import QueryDict
 from rest_framework import serializers
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 
 MAX_ID = 2**63 - 1  # PostgreSQL bigint, the type of every primary key
@@ -71,6 +72,24 @@ class ApiIdField(serializers.IntegerField):
 
 def api_query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:  # type: ignore[type-arg]
     """The cleaned query parameters of an API request; a DRF 400 naming the fields otherwise."""
-    body = serializer_class(data=request.query_params)
+    # a plain dict, not the QueryDict: DRF reads "" in form-like data as "absent", so ``?page=``
+    # or ``?corpus=`` would pass although "" is no integer (and the schema says integer)
+    body = serializer_class(data={name: request.query_params.get(name) for name in request.query_params})
     body.is_valid(raise_exception=True)
     return dict(body.validated_data)
+
+
+class StrictPageNumberPagination(PageNumberPagination):
+    """DRF's page-number pagination, except that a ``page`` that is not a positive integer is a
+    400 naming it (DRF would serve page 1 for ``page=`` and 404 for ``page=abc``); a page past
+    the end stays a 404."""
+
+    def paginate_queryset(self, queryset: Any, request: Request, view: Any = None) -> list[Any] | None:
+        raw = request.query_params.get(self.page_query_param)
+        if raw is not None and raw not in self.last_page_strings:
+            api_query(PageParams, request)
+        return super().paginate_queryset(queryset, request, view)
+
+
+class PageParams(serializers.Serializer):  # type: ignore[type-arg]
+    page = serializers.IntegerField(min_value=1, max_value=MAX_ID, required=False)

@@ -181,7 +181,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
     "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.IsStaffRole"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "accounts.params.StrictPageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_THROTTLE_RATES": {"answers": env_str("ANSWER_RATE_LIMIT", "120/min")},
 }

@@ -135,6 +135,7 @@ def test_no_500_on_hostile_input_as_admin(world, make_user, client) -> None:  # 
     assert counts.get("400", 0) > 100, counts  # real refusals met, not only redirects
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 @pytest.mark.parametrize("role", [None, "annotator"])
 def test_no_500_on_hostile_input_anonymous_and_annotator(role: str | None, world, make_user, client) -> None:  # type: ignore[no-untyped-def]
