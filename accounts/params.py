@@ -90,6 +90,13 @@ class StrictPageNumberPagination(PageNumberPagination):
             api_query(PageParams, request)
         return super().paginate_queryset(queryset, request, view)
 
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_query_param:
+                parameter["schema"] = {"type": "integer", "minimum": 1, "maximum": MAX_ID}
+        return parameters
+
 
 class PageParams(serializers.Serializer):  # type: ignore[type-arg]
     page = serializers.IntegerField(min_value=1, max_value=MAX_ID, required=False)

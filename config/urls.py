@@ -24,3 +24,4 @@ urlpatterns = [
 ]
 
 handler400 = "config.views.bad_request"
+handler404 = "config.views.not_found"

@@ -91,4 +91,5 @@ class ExportViewSet(viewsets.ReadOnlyModelViewSet[ExportedDataset]):
             path = export_file(dataset, name)
         except FileNotFoundError as exc:
             raise Http404(str(exc)) from exc
-        return FileResponse(path.open("rb"), as_attachment=True, filename=download_name(dataset, name))
+        return FileResponse(path.open("rb"), as_attachment=True, filename=download_name(dataset, name),
+                            content_type="application/octet-stream")

@@ -38,20 +38,7 @@ for _ in $(seq 60); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/login/" && 
 
 # Log in once per role through the login form: a session cookie and its CSRF token (Basic auth
 # would hash the password, PBKDF2, on every request: seconds per request on a loaded machine).
-session_headers() {
-  .venv/bin/python - "$PORT" "$1" "$PASSWORD" <<'PY'
-import sys, requests
-port, user, password = sys.argv[1:]
-base = f"http://127.0.0.1:{port}"
-s = requests.Session()
-s.get(f"{base}/login/")
-r = s.post(f"{base}/login/", data={"username": user, "password": password, "csrfmiddlewaretoken": s.cookies["csrftoken"]},
-           headers={"Referer": f"{base}/login/"}, allow_redirects=False)
-assert r.status_code == 302, f"login as {user} failed: {r.status_code}"
-print(f"Cookie: sessionid={s.cookies['sessionid']}; csrftoken={s.cookies['csrftoken']}")
-print(f"X-CSRFToken: {s.cookies['csrftoken']}")
-PY
-}
+session_headers() { .venv/bin/python scripts/ci_session.py "http://127.0.0.1:$PORT" "$1" "$PASSWORD"; }
 
 status=0
 for who in anonymous annotator verifier researcher admin; do
