@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+from django import forms
 from django.contrib import messages
 from django.db.models import Count, Exists, OuterRef
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
+from accounts.params import TextField, query
 from accounts.permissions import role_required
 from accounts.roles import Role
 from annotation.models import ParagraphAlignmentRevision
@@ -32,10 +34,14 @@ def correct_index(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/correct_index.html", {"corpora": corpora, "recent": recent})
 
 
+class AfterParams(forms.Form):
+    after = TextField(max_length=200, help_text="the pair id to continue after")
+
+
 @role_required(*CORRECTORS)
 def correct_next(request: HttpRequest, corpus_id: int) -> HttpResponse:
     corpus = get_object_or_404(Corpus, pk=corpus_id)
-    pair = correction.next_pair(corpus, user_of(request), request.GET.get("after", ""))
+    pair = correction.next_pair(corpus, user_of(request), query(AfterParams, request.GET)["after"])
     if pair is None:
         messages.success(request, f"Every pair of {corpus.name} has a corrected paragraph alignment.")
         return redirect("annotation:correct_index")

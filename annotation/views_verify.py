@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
@@ -9,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from accounts.params import IdField, query
 from accounts.permissions import role_required
 from accounts.roles import Role
 from annotation.models import JobItem, LabelingJob
@@ -30,15 +32,16 @@ def _job_url(job: LabelingJob, item: JobItem | None = None) -> str:
     return f"{url}?item={item.pk}" if item is not None else url
 
 
+class ItemParams(forms.Form):
+    item = IdField()
+
+
 @verifier_required
 def verify_job(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(LabelingJob, pk=job_id)
     item: JobItem | None = None
-    if item_id := request.GET.get("item", "").strip():
-        if not item_id.isdigit():
-            messages.error(request, "Bad item id.")
-            return redirect(_job_url(job))
-        item = get_object_or_404(JobItem.objects.select_related("candidate__complex", "candidate__simple"), pk=int(item_id), job=job)
+    if item_id := query(ItemParams, request.GET)["item"]:
+        item = get_object_or_404(JobItem.objects.select_related("candidate__complex", "candidate__simple"), pk=item_id, job=job)
     nav = verification.navigation(job, item)
     if item is None and nav.current is not None:
         item = JobItem.objects.select_related("candidate__complex", "candidate__simple").get(pk=nav.current)

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI files served locally (no CDN at run time)
     "django_htmx",
     "js_lib_htmx",
+    "csp",
     "accounts",
     "curation",
     "annotation",
@@ -51,12 +52,14 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.middleware.RejectHostileInput",  # NUL bytes and over-long query values: 400 naming the field
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
@@ -104,6 +107,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+AUTHENTICATION_BACKENDS = ["accounts.login_guard.ThrottledModelBackend"]
+# Login throttling (accounts/login_guard.py): this many failed logins for one user name lock it this long.
+LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5)
+LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)
+# HTTP Basic authentication on the API, only when asked for (scripts, schemathesis); sessions always work.
+API_BASIC_AUTH = env_bool("API_BASIC_AUTH", False)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -148,24 +157,54 @@ if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy (django-csp), in every mode: only this site's own files run or style
+# the pages; templates hold no inline script, style element or style attribute (static/js/page.js
+# sets bar widths from data-width), and htmx is told not to inject its indicator style.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 # --- REST API -------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "accounts.authentication.BasicAuthentication",  # off unless API_BASIC_AUTH=1
     ],
+    "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
     "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.IsStaffRole"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "accounts.params.StrictPageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_THROTTLE_RATES": {"answers": env_str("ANSWER_RATE_LIMIT", "120/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Simplification corpus workbench API",
-    "DESCRIPTION": "Corpora, documents, alignment, annotation and export.",
+    "DESCRIPTION": (
+        "Read-only corpus data (corpora, articles, documents, document pairs and their sentences); "
+        "labeling for annotators (jobs, next question, answers, own statistics, context); human "
+        "evaluation studies (next page, answers, results for researchers); and, for researchers, the "
+        "pipeline's jobs with progress and a stale flag, model versions with metrics, corpus alignment "
+        "runs, and exports with download links. Log in first (session cookie; HTTP Basic only where "
+        "the server sets API_BASIC_AUTH=1). Every error body is {detail, code}."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],  # schema and Swagger: logged-in users
+    "SERVE_AUTHENTICATION": ["rest_framework.authentication.SessionAuthentication", "accounts.authentication.BasicAuthentication"],
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.api_schema.document_errors"],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"PipelineJobStatusEnum": "pipeline.models.Job.Status"},
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -215,6 +254,10 @@ CELERY_TASK_ROUTES = {
     "pipeline.import_corpus": {"queue": "default"},
 }
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# A running job whose worker has not stamped its heartbeat for this long is flagged stale
+# (/jobs/, the API) with the command that resumes it; workers stamp every JOB_HEARTBEAT_SECONDS.
+JOB_STALE_MINUTES = env_int("JOB_STALE_MINUTES", 10)
+JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 30)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- logging --------------------------------------------------------------------------

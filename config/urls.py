@@ -1,13 +1,15 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from accounts.forms import LoginForm
 from config.views import home
 
 urlpatterns = [
     path("", home, name="home"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("curation.urls")),
@@ -16,6 +18,10 @@ urlpatterns = [
     path("annotate/", include("annotation.urls")),
     path("api/", include("curation.api_urls")),
     path("api/annotation/", include("annotation.api_urls")),
+    path("api/pipeline/", include("pipeline.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/docs/", login_required(SpectacularSwaggerSplitView.as_view(url_name="schema")), name="api-docs"),
 ]
+
+handler400 = "config.views.bad_request"
+handler404 = "config.views.not_found"

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.params import api_query
 from curation.models import Article, Corpus, Document, DocumentPair
 from curation.queries import pair_as_plain
 from curation.serializers import (
     ArticleSerializer,
+    CorpusFilterSerializer,
     CorpusSerializer,
     DocumentPairSerializer,
     DocumentSerializer,
@@ -24,13 +26,17 @@ class CorpusViewSet(viewsets.ReadOnlyModelViewSet[Corpus]):
     serializer_class = CorpusSerializer
 
 
+def _corpus_filter(request: Request) -> int | None:
+    return api_query(CorpusFilterSerializer, request).get("corpus")
+
+
+@extend_schema_view(list=extend_schema(parameters=[CorpusFilterSerializer]))
 class ArticleViewSet(viewsets.ReadOnlyModelViewSet[Article]):
     serializer_class = ArticleSerializer
-    filterset_fields = ["corpus"]
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         qs = Article.objects.prefetch_related("documents").order_by("corpus_id", "slug")
-        corpus = self.request.query_params.get("corpus")
+        corpus = _corpus_filter(self.request) if self.action == "list" else None
         return qs.filter(corpus_id=corpus) if corpus else qs
 
 
@@ -39,12 +45,13 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet[Document]):
     serializer_class = DocumentSerializer
 
 
+@extend_schema_view(list=extend_schema(parameters=[CorpusFilterSerializer]))
 class DocumentPairViewSet(viewsets.ReadOnlyModelViewSet[DocumentPair]):
     serializer_class = DocumentPairSerializer
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         qs = DocumentPair.objects.order_by("corpus_id", "pair_id")
-        corpus = self.request.query_params.get("corpus")
+        corpus = _corpus_filter(self.request) if self.action == "list" else None
         return qs.filter(corpus_id=corpus) if corpus else qs
 
     @extend_schema(responses=DocumentTextSerializer)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from accounts.params import ApiIdField
 from curation.models import Article, Corpus, Document, DocumentPair
 
 
@@ -41,3 +42,9 @@ class DocumentTextSerializer(serializers.Serializer[object]):
     language = serializers.CharField()
     complex = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
     simple = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+
+
+class CorpusFilterSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    """Query parameters of the article and pair lists."""
+
+    corpus = ApiIdField(help_text="only this corpus (its id)")

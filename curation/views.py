@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django_htmx.middleware import HtmxDetails
 
+from accounts.params import TextField, query
 from accounts.permissions import staff_required
 from curation.models import Article, Corpus, DocumentPair, ReferenceAlignment
 from curation.queries import articles_of, corpora_with_counts, document_paragraphs
@@ -14,6 +16,10 @@ from curation.queries import articles_of, corpora_with_counts, document_paragrap
 
 class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
+
+
+class SearchParams(forms.Form):
+    q = TextField(max_length=200)
 
 
 @staff_required
@@ -24,7 +30,7 @@ def corpus_list(request: HttpRequest) -> HttpResponse:
 @staff_required
 def corpus_detail(request: HtmxHttpRequest, corpus_id: int) -> HttpResponse:
     corpus = get_object_or_404(Corpus, pk=corpus_id)
-    search = request.GET.get("q", "").strip()
+    search = query(SearchParams, request.GET)["q"]
     page = Paginator(articles_of(corpus, search), 25).get_page(request.GET.get("page"))
     context = {"corpus": corpus, "page": page, "q": search}
     if request.htmx:

@@ -13,19 +13,30 @@ retraining, exports): gone or finished -> ``GONE``; cancel asked before it start
 traceback and propagates (except the ``retry_on`` errors, which leave the job as it is for the
 caller to retry). Corpus alignment spreads one job over many chunk tasks; its chunks report
 through the same state changes and the same :class:`Outcome` words.
+
+No job hangs silently. Every state change and progress write stamps ``heartbeat_at``, and
+:func:`heartbeat` keeps stamping it from a background thread while a body or a chunk runs, so a
+running job whose stamp is older than ``JOB_STALE_MINUTES`` has lost its worker: ``Job.is_stale``
+flags it on /jobs/ and in the API with ``Job.resume_command`` (``manage.py resume_job``, which
+calls :func:`requeue` and enqueues it again). A job whose task could not be sent is failed at once
+by :func:`fail_unqueued` with "the task queue is unreachable: ...".
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import logging
+import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
-from django.db.models import F
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Expression, F
 from django.utils import timezone
 
 from pipeline.models import Job
@@ -34,6 +45,9 @@ FINISHED = (Job.Status.SUCCEEDED, Job.Status.FAILED, Job.Status.CANCELLED)
 ACTIVE = (Job.Status.QUEUED, Job.Status.RUNNING)
 
 Echo = Callable[[int, int], None]
+QUEUE_UNREACHABLE = "the task queue is unreachable"
+
+log = logging.getLogger(__name__)
 
 
 class Outcome(enum.StrEnum):
@@ -85,7 +99,7 @@ def record_task(job_id: int, task_id: str) -> None:
 
 def start(job_id: int, total: int | None = None, message: str = "") -> bool:
     """Queued -> running (keeps the first start time). False when the job is gone or finished."""
-    fields: dict[str, Any] = {"status": Job.Status.RUNNING}
+    fields: dict[str, Any] = {"status": Job.Status.RUNNING, "heartbeat_at": timezone.now()}
     if total is not None:
         fields["progress_total"] = total
     if message:
@@ -95,8 +109,9 @@ def start(job_id: int, total: int | None = None, message: str = "") -> bool:
     return bool(updated)
 
 
-def set_progress(job_id: int, done: int, total: int | None = None, message: str = "") -> None:
-    fields: dict[str, Any] = {"progress_done": done}
+def set_progress(job_id: int, done: int | Expression, total: int | None = None, message: str = "") -> None:
+    """``done`` may be an expression evaluated in the UPDATE itself (a count of done chunks)."""
+    fields: dict[str, Any] = {"progress_done": done, "heartbeat_at": timezone.now()}
     if total is not None:
         fields["progress_total"] = total
     if message:
@@ -105,7 +120,68 @@ def set_progress(job_id: int, done: int, total: int | None = None, message: str 
 
 
 def add_progress(job_id: int, step: int = 1) -> None:
-    Job.objects.filter(pk=job_id, status__in=ACTIVE).update(progress_done=F("progress_done") + step)
+    Job.objects.filter(pk=job_id, status__in=ACTIVE).update(progress_done=F("progress_done") + step, heartbeat_at=timezone.now())
+
+
+def beat(job_id: int) -> None:
+    Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(heartbeat_at=timezone.now())
+
+
+def heartbeat_seconds() -> float:
+    return float(getattr(settings, "JOB_HEARTBEAT_SECONDS", 30))
+
+
+@contextlib.contextmanager
+def heartbeat(job_id: int | None, every: float | None = None) -> Iterator[None]:
+    """Stamp the job's ``heartbeat_at`` every ``every`` seconds from a thread while the block runs
+    (a long step with no progress to report still shows its worker is alive)."""
+    interval = heartbeat_seconds() if every is None else every
+    if job_id is None or interval <= 0:
+        yield
+        return
+    stop = threading.Event()
+
+    def loop() -> None:
+        try:
+            while not stop.wait(interval):
+                try:
+                    beat(job_id)
+                except Exception:  # a missed beat only makes the job look stale sooner
+                    log.warning("heartbeat of job %s failed", job_id, exc_info=True)
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=loop, name=f"job-{job_id}-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def requeue(job_id: int, message: str) -> bool:
+    """A running (stale) or failed job back to queued so that its task can be sent again."""
+    return bool(
+        Job.objects.filter(pk=job_id, status__in=(Job.Status.RUNNING, Job.Status.QUEUED, Job.Status.FAILED)).update(
+            status=Job.Status.QUEUED, cancel_requested=False, error="", finished_at=None, message=message[:500],
+            heartbeat_at=timezone.now(),
+        )
+    )
+
+
+def unqueued_reason(job_id: int | None) -> str:
+    """The "task queue is unreachable" message when sending the job's task failed, else ""."""
+    if job_id is None:
+        return ""
+    message = Job.objects.filter(pk=job_id, status=Job.Status.FAILED).values_list("message", flat=True).first() or ""
+    return message if message.startswith(QUEUE_UNREACHABLE) else ""
+
+
+def fail_unqueued(job_id: int, exc: BaseException) -> bool:
+    """The job's task could not be sent (broker down): fail it now instead of leaving it queued forever."""
+    message = f"{QUEUE_UNREACHABLE}: {type(exc).__name__}: {exc}"
+    return fail(job_id, "".join(traceback.format_exception(exc)), message=message)
 
 
 def finish(job_id: int, result: dict[str, Any] | None = None, message: str = "done") -> bool:
@@ -234,7 +310,8 @@ def run(
     start(job_id, message=message)
     recorder = ProgressRecorder(job_id, job.progress_total, echo=echo, echo_every=echo_every)
     try:
-        finished = body(job, recorder)
+        with heartbeat(job_id):
+            finished = body(job, recorder)
     except JobCancelled as exc:
         mark_cancelled(job_id, exc.message, exc.result)
         return Outcome.CANCELLED

@@ -8,8 +8,12 @@ keeps ``db_table = "curation_<model>"``. Nothing in ``curation`` or ``annotation
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from curation.models import AlignmentLabel, Corpus, DocumentPair, Sentence
 
@@ -46,6 +50,9 @@ class Job(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="last sign of life from the process running it (pipeline.jobs.heartbeat)"
+    )
 
     class Meta:
         db_table = "curation_job"
@@ -62,6 +69,21 @@ class Job(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+    @property
+    def last_sign_of_life(self) -> Any:
+        return self.heartbeat_at or self.started_at
+
+    @property
+    def is_stale(self) -> bool:
+        """Running, but its worker has not reported for ``JOB_STALE_MINUTES`` (it probably stopped)."""
+        last = self.last_sign_of_life
+        minutes = getattr(settings, "JOB_STALE_MINUTES", 10)
+        return self.status == self.Status.RUNNING and last is not None and timezone.now() - last > timedelta(minutes=minutes)
+
+    @property
+    def resume_command(self) -> str:
+        return f"python manage.py resume_job {self.pk}"
 
 
 class ModelVersion(models.Model):

@@ -10,7 +10,10 @@ sends ``align_chunk`` and ``prepopulate`` to the ``align`` queue, ``retrain`` to
 rejected back to the queue, so a killed worker's chunk runs again elsewhere.
 
 The ``enqueue_*`` functions send a task once the current transaction commits (the rows it
-reads must be visible to the worker) and keep the task id on the job row.
+reads must be visible to the worker) and keep the task id on the job row. When the broker
+cannot be reached they fail the job with "the task queue is unreachable: ..." (the caller reads
+it back from the row; nothing raises into the request) instead of leaving it queued forever.
+``resume`` sends a stale or failed job's work again (``manage.py resume_job``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pipeline import jobs
 from pipeline.exports.parameters import ExportError
 from pipeline.exports.run import run_export
 from pipeline.jobs import Outcome
-from pipeline.models import AlignmentRun, Job, RunChunk
+from pipeline.models import AlignmentRun, ExportedDataset, Job, RunChunk
 from pipeline.services import align_corpus, imports, prepopulate, retrain
 
 log = logging.getLogger(__name__)
@@ -114,8 +117,31 @@ def import_corpus_job(self, job_id: int) -> str:  # type: ignore[no-untyped-def]
         return Outcome.FAILED
 
 
+# Publishing gives up after about two seconds when the broker is down (kombu's default would
+# retry for longer while the user's request waits).
+PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 1.0}
+
+
+def _send(job_id: int | None, task: Any, *args: Any, queue: str | None = None) -> str:
+    """Send one task; on a broker failure fail ``job_id`` and return ""."""
+    try:
+        options: dict[str, Any] = {"retry_policy": PUBLISH_RETRY_POLICY}
+        if queue:
+            options["queue"] = queue
+        return str(task.apply_async(args, **options).id)
+    except Exception as exc:  # kombu/redis raise many types when the broker is unreachable
+        log.error("could not enqueue %s for job %s: %s", task.name, job_id, exc)
+        if job_id is not None:
+            jobs.fail_unqueued(job_id, exc)
+        return ""
+
+
 def _send_on_commit(job_id: int, task: Any, *args: Any) -> None:
-    transaction.on_commit(lambda: jobs.record_task(job_id, task.delay(*args).id))
+    def send() -> None:
+        if task_id := _send(job_id, task, *args):
+            jobs.record_task(job_id, task_id)
+
+    transaction.on_commit(send)
 
 
 def enqueue_prepopulate(job: Job) -> None:
@@ -131,7 +157,11 @@ def enqueue_import(job: Job) -> None:
 
 
 def enqueue_export(dataset_id: int) -> None:
-    transaction.on_commit(lambda: export_dataset.delay(dataset_id))
+    job_id = ExportedDataset.objects.filter(pk=dataset_id).values_list("job_id", flat=True).first()
+    if job_id is None:
+        transaction.on_commit(lambda: _send(None, export_dataset, dataset_id))
+    else:
+        _send_on_commit(job_id, export_dataset, dataset_id)
 
 
 def enqueue_run(run: AlignmentRun, queue: str | None = None) -> None:
@@ -144,9 +174,38 @@ def enqueue_run(run: AlignmentRun, queue: str | None = None) -> None:
     def send() -> None:
         first = ""
         for chunk_id in chunk_ids:
-            sent = align_chunk.apply_async((chunk_id,), queue=queue) if queue else align_chunk.delay(chunk_id)
-            first = first or sent.id
+            sent = _send(job_id, align_chunk, chunk_id, queue=queue)
+            if not sent:
+                return  # the job is failed with the reason; resume_job sends the rest later
+            first = first or sent
         if job_id is not None and first:  # the first chunk's task; each chunk row names its worker
             Job.objects.filter(pk=job_id, celery_task_id="").update(celery_task_id=first)
 
     transaction.on_commit(send)
+
+
+def resume(job: Job) -> int:
+    """Send a stale (worker gone) or failed job's work again; returns the tasks sent.
+
+    Every task is idempotent (a done chunk, a saved export are skipped), so a job whose worker
+    was only slow loses nothing but the duplicate work."""
+    if job.kind == Job.Kind.ALIGN_CORPUS:
+        run = AlignmentRun.objects.filter(job=job).order_by("-pk").first()
+        if run is None:
+            return 0
+        left = align_corpus.resume_run(run)
+        jobs.requeue(job.pk, f"resumed: {left} chunks left")
+        if left:
+            enqueue_run(run)
+        return left
+    jobs.requeue(job.pk, "resumed")
+    if job.kind == Job.Kind.EXPORT:
+        dataset = ExportedDataset.objects.filter(job=job).first()
+        if dataset is None:
+            return 0
+        enqueue_export(dataset.pk)
+    elif job.kind == Job.Kind.RETRAIN:
+        enqueue_retrain(job)
+    else:
+        enqueue_prepopulate(job)
+    return 1

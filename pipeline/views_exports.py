@@ -3,28 +3,32 @@ Corpus statistics (researchers): a Table-1-like page per corpus."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from django.conf import settings
+from django import forms
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
+from accounts.params import IdField, query
 from accounts.permissions import admin_required, role_required
 from accounts.roles import Role
 from curation.models import Corpus
-from pipeline.exports.run import ExportError, create_export
+from pipeline import jobs
+from pipeline.exports.run import ExportError, create_export, download_name, export_file
 from pipeline.forms import ExportForm
 from pipeline.models import AlignmentRun, ExportedDataset
 from pipeline.services.corpus_stats import corpus_table
 from pipeline.tasks import enqueue_export
 
 
+class CorpusParams(forms.Form):
+    corpus = IdField()
+
+
 @admin_required
 def export_list(request: HttpRequest) -> HttpResponse:
     initial = {}
-    if request.GET.get("corpus", "").isdigit():
-        initial["corpus"] = int(request.GET["corpus"])
+    if corpus_id := query(CorpusParams, request.GET)["corpus"]:
+        initial["corpus"] = corpus_id
         run = AlignmentRun.objects.filter(corpus_id=initial["corpus"]).order_by("-pk").first()
         if run is not None:
             initial["run"] = run.pk
@@ -38,7 +42,10 @@ def export_list(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             enqueue_export(dataset.pk)
-            messages.success(request, f"Export {dataset.pk} queued.")
+            if reason := jobs.unqueued_reason(dataset.job_id):
+                messages.error(request, f"Export {dataset.pk} failed: {reason}. Start the broker (Redis), then export again.")
+            else:
+                messages.success(request, f"Export {dataset.pk} queued.")
             return redirect("pipeline:export_detail", dataset.pk)
     exports = ExportedDataset.objects.select_related("corpus", "job", "run").order_by("-pk")[:100]
     return render(request, "pipeline/exports.html", {"form": form, "exports": exports})
@@ -56,14 +63,11 @@ def export_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
 @admin_required
 def export_download(request: HttpRequest, dataset_id: int, name: str) -> HttpResponse:
     dataset = get_object_or_404(ExportedDataset, pk=dataset_id)
-    if name not in {f["name"] for f in dataset.files} or not dataset.path:
-        raise Http404("no such file in this export")
-    root = Path(settings.EXPORTS_DIR).resolve()
-    path = (root / dataset.path / name).resolve()
-    if root not in path.parents or not path.is_file():
-        raise Http404("file missing")
-    filename = f"{dataset.corpus_id}-{dataset.kind}-{dataset.pk}-{name}"
-    return FileResponse(path.open("rb"), as_attachment=True, filename=filename)  # type: ignore[return-value]
+    try:
+        path = export_file(dataset, name)
+    except FileNotFoundError as exc:
+        raise Http404(str(exc)) from exc
+    return FileResponse(path.open("rb"), as_attachment=True, filename=download_name(dataset, name))  # type: ignore[return-value]
 
 
 @role_required(Role.RESEARCHER)

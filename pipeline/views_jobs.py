@@ -90,6 +90,10 @@ def job_start(request: HttpRequest) -> HttpResponse:
         except (align_corpus.AlignSetupError, retrain.RetrainError) as exc:
             messages.error(request, str(exc))
         else:
+            if reason := jobs.unqueued_reason(job.pk if job else None):
+                messages.error(request, f"{job.get_kind_display()} #{job.pk} failed: {reason}. "  # type: ignore[union-attr]
+                               "Start the broker (Redis), then start the job again.")
+                return redirect("pipeline:job_detail", job.pk)  # type: ignore[union-attr]
             messages.success(request, f"Started {job}.")
             return redirect("pipeline:job_list")
     return render(request, "pipeline/jobs_start.html", {"forms": forms, "action": action})

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.params import TextField, query
 from accounts.permissions import role_required, staff_required
 from accounts.roles import Role, has_role
 from pipeline.models import ModelVersion
 from pipeline.services import registry
 
 
+class LanguageParams(forms.Form):
+    language = TextField(max_length=8)
+
+
 @staff_required
 def model_list(request: HttpRequest) -> HttpResponse:
     languages = sorted(set(ModelVersion.objects.values_list("language", flat=True)))
-    language = request.GET.get("language", "")
+    language = query(LanguageParams, request.GET)["language"]
     rows = registry.comparison(language or None)
     return render(request, "pipeline/models.html", {
         "rows": rows, "languages": languages, "language": language,

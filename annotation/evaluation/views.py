@@ -5,9 +5,11 @@ settings and results."""
 from __future__ import annotations
 
 import hashlib
+import math
 from pathlib import Path
 from typing import cast
 
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -16,6 +18,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.params import IdField, query
 from accounts.permissions import role_required
 from accounts.roles import Role, has_role
 from annotation.evaluation import importers, sources
@@ -86,6 +89,10 @@ def study_new(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/evaluation/new.html", {"form": form, "errors": errors})
 
 
+class ExcludeParams(forms.Form):
+    exclude = IdField(help_text="the rater's user id")
+
+
 @role_required(Role.RESEARCHER)
 def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study.objects.select_related("created_by"), pk=study_id)
@@ -98,8 +105,8 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
             else:
                 messages.success(request, f"Study is now {study.get_status_display()}.")
         elif "exclude" in request.POST:
-            raw = request.POST.get("exclude", "")
-            rater = StudyRater.objects.filter(study=study, rater_id=int(raw) if raw.isdigit() else 0).select_related("rater").first()
+            rater_id = query(ExcludeParams, request.POST)["exclude"]
+            rater = StudyRater.objects.filter(study=study, rater_id=rater_id or 0).select_related("rater").first()
             if rater is None:
                 messages.error(request, "No such rater in this study.")
             else:
@@ -217,11 +224,13 @@ def submit_form(request: HttpRequest, study_id: int) -> HttpResponse:
     for key in request.POST:
         value = request.POST.get(key, "")
         parts = key.split("-", 2)
-        if len(parts) == 3 and parts[0] == "r" and parts[1].isdigit() and parts[2] in design.keys:
+        if len(parts) == 3 and parts[0] == "r" and parts[1].isascii() and parts[1].isdigit() and parts[2] in design.keys:
             try:
-                by_pos.setdefault(int(parts[1]), {})[parts[2]] = float(value)
+                number = float(value)
             except ValueError:
                 continue
+            if math.isfinite(number):  # NaN and infinity are no rating
+                by_pos.setdefault(int(parts[1]), {})[parts[2]] = number
     ratings = [{"position": p, "values": {k: (int(v) if design.dimension(k).level != "interval" and v.is_integer() else v) for k, v in vals.items()}}
                for p, vals in sorted(by_pos.items())]
     try:

@@ -46,6 +46,46 @@ def export_folder(dataset: ExportedDataset) -> Path:
     return Path(settings.EXPORTS_DIR) / f"{dataset.corpus_id}-{dataset.kind}-{dataset.pk}"
 
 
+STAGING_PREFIX = ".staging-"
+
+
+def remove_orphan_staging() -> list[Path]:
+    """Remove the staging folders of exports no longer running (a killed worker leaves one of
+    empty files behind). A folder is ``.staging-<corpus>-<kind>-<dataset>-<random>``; it is
+    kept while its dataset's job is queued or running. Runs at the start of every export and
+    from ``manage.py clean_exports``; returns what it removed."""
+    root = Path(settings.EXPORTS_DIR)
+    if not root.is_dir():
+        return []
+    removed = []
+    for folder in root.glob(f"{STAGING_PREFIX}*"):
+        parts = folder.name[len(STAGING_PREFIX):].split("-")
+        dataset_id = int(parts[2]) if len(parts) >= 4 and parts[2].isascii() and parts[2].isdigit() else None
+        active = dataset_id is not None and ExportedDataset.objects.filter(
+            pk=dataset_id, job__status__in=jobs.ACTIVE
+        ).exists()
+        if not active and folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def export_file(dataset: ExportedDataset, name: str) -> Path:
+    """The path of one of the export's listed files; ``FileNotFoundError`` for any other name
+    (nothing outside the export's folder is ever served)."""
+    if name not in {f["name"] for f in dataset.files} or not dataset.path:
+        raise FileNotFoundError("no such file in this export")
+    root = Path(settings.EXPORTS_DIR).resolve()
+    path = (root / dataset.path / name).resolve()
+    if root not in path.parents or not path.is_file():
+        raise FileNotFoundError("file missing")
+    return path
+
+
+def download_name(dataset: ExportedDataset, name: str) -> str:
+    return f"{dataset.corpus_id}-{dataset.kind}-{dataset.pk}-{name}"
+
+
 def total_rows(dataset: ExportedDataset, params: Params) -> int:
     if dataset.kind == ExportedDataset.Kind.AUTO and dataset.run_id:
         return PredictedAlignment.objects.filter(run_id=dataset.run_id, label__in=params.labels or ALIGNED_LABELS).count()
@@ -75,6 +115,7 @@ def run_export(dataset_id: int, progress: Echo | None = None, retry_on: tuple[ty
 
     def body(job: Job, recorder: ProgressRecorder) -> jobs.Finished:
         started = time.monotonic()
+        remove_orphan_staging()
         recorder(0, total_rows(dataset, params), message=f"exporting {dataset.get_kind_display()}")
         final = export_folder(dataset)
         staging = final.parent / f".staging-{final.name}-{uuid.uuid4().hex[:8]}"

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, Subquery
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from curation.models import Corpus, DocumentPair
@@ -158,6 +159,15 @@ def process_chunk(chunk_id: int, worker: str = "") -> Outcome:
     RunChunk.objects.filter(pk=chunk_id).update(
         attempts=F("attempts") + 1, worker=(worker or worker_name())[:200], started_at=timezone.now()
     )
+    with jobs.heartbeat(job_id):
+        outcome = _align_and_store(chunk, run)
+    if outcome == Outcome.DONE and job_id is not None:
+        update_run_progress(run)
+    return outcome
+
+
+def _align_and_store(chunk: RunChunk, run: AlignmentRun) -> Outcome:
+    chunk_id = chunk.pk
     plain = load_plain_pairs(chunk.pair_ids)
     model_dir = run.model_version.path if run.model_version is not None else ""
     aligner = get_aligner(run.method, model_dir)
@@ -190,19 +200,22 @@ def process_chunk(chunk_id: int, worker: str = "") -> Outcome:
         locked.error = ""
         locked.finished_at = timezone.now()
         locked.save(update_fields=["status", "error", "finished_at"])
-    if job_id is not None:
-        update_run_progress(run)
     return Outcome.DONE
 
 
 def update_run_progress(run: AlignmentRun) -> None:
-    """Job progress = chunks done; the job succeeds when every chunk is done."""
+    """Job progress = chunks done, counted in the UPDATE itself (never an increment, never
+    lower than an earlier count: two chunks finishing together cannot leave 18/76 when 19 are
+    done); the job succeeds when every chunk is done."""
     if run.job_id is None:
         return
     counts = dict(run.chunks.order_by().values_list("status").annotate(n=Count("pk")))
     done = counts.get(RunChunk.Status.DONE, 0)
     total = sum(counts.values())
-    jobs.set_progress(run.job_id, done, total, message=f"{done}/{total} chunks")
+    done_now = (RunChunk.objects.filter(run_id=run.pk, status=RunChunk.Status.DONE).order_by()
+                .values("run_id").annotate(n=Count("pk")).values("n"))
+    jobs.set_progress(run.job_id, Greatest(F("progress_done"), Coalesce(Subquery(done_now), 0)), total,
+                      message=f"{done}/{total} chunks")
     if done == total:
         jobs.finish(run.job_id, result=run_summary(run), message=f"{total} chunks aligned")
 
