@@ -204,7 +204,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_AUTHENTICATION": ["rest_framework.authentication.SessionAuthentication", "accounts.authentication.BasicAuthentication"],
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.api_schema.document_errors"],
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"PipelineJobStatusEnum": "pipeline.models.Job.Status"},
+    "ENUM_NAME_OVERRIDES": {
+        "PipelineJobStatusEnum": "pipeline.models.Job.Status",
+        "OpenStatusEnum": "annotation.models.LabelingJob.Status",  # labeling jobs and studies: open/paused/closed
+    },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
