@@ -209,11 +209,14 @@ def update_run_progress(run: AlignmentRun) -> None:
     total = sum(counts.values())
     jobs.set_progress(run.job_id, done, total, message=f"{done}/{total} chunks")
     if done == total:
+        summary = run_summary(run)
+        # the count kept up by each chunk's write, made exact once the run is complete
+        AlignmentRun.objects.filter(pk=run.pk).update(prediction_count=summary["predictions"])
         try:
             corpus_stats.store_run_stats(run)
         except Exception:  # the statistics are recomputed when first asked for; the run itself is done
             logger.exception("statistics of run %s not stored", run.pk)
-        jobs.finish(run.job_id, result=run_summary(run), message=f"{total} chunks aligned")
+        jobs.finish(run.job_id, result=summary, message=f"{total} chunks aligned")
 
 
 def fail_chunk(chunk_id: int, error: str) -> None:

@@ -28,7 +28,16 @@ from django.db import connection
 from django.db.models import Count, QuerySet
 
 from curation.curate import phenomena as ph
-from curation.models import AlignmentLabel, Article, Corpus, Document, DocumentPair, ImportRecord, ReferenceAlignment, Sentence
+from curation.models import (
+    AlignmentLabel,
+    Article,
+    Corpus,
+    Document,
+    DocumentPair,
+    ImportRecord,
+    ReferenceAlignment,
+    Sentence,
+)
 from pipeline.models import AlignmentRun, PredictedAlignment
 
 ALIGNED = [AlignmentLabel.ALIGNED.value, AlignmentLabel.PARTIAL.value]
