@@ -196,10 +196,8 @@ def clone_run(source_run: Any) -> Any:
     """A new run with the same predictions (SQL copy), finished as the service finishes a run."""
     from django.db import connection
 
-    from pipeline.models import AlignmentRun, PredictedAlignment
+    from pipeline.models import AlignmentRun, Job, PredictedAlignment
     from pipeline.services import corpus_stats
-
-    from pipeline.models import Job
 
     job = Job.objects.create(kind=Job.Kind.ALIGN_CORPUS, status=Job.Status.SUCCEEDED, corpus=source_run.corpus,
                              params={**source_run.params, "copy_of": source_run.pk}, result=source_run.job.result)
@@ -215,6 +213,40 @@ def clone_run(source_run: Any) -> Any:
     t0 = time.perf_counter()
     corpus_stats.store_run_stats(run)
     return run, time.perf_counter() - t0
+
+
+def _chunk_span(run: Any) -> float:
+    """Seconds from the first chunk's start to the last chunk's end (worker start-up excluded)."""
+    from django.db.models import Max, Min
+
+    span = run.chunks.aggregate(start=Min("started_at"), end=Max("finished_at"))
+    return max(1e-6, (span["end"] - span["start"]).total_seconds())
+
+
+def positional_run(corpus: Any, template: Any) -> Any:
+    """A run over every document pair with SQL-made predictions (simple sentence k <- complex
+    sentence k, every fifth partialAligned): the row count and shape of a whole-corpus run
+    without its alignment time (``--align-pairs`` below the corpus)."""
+    from django.db import connection
+
+    from curation.models import DocumentPair, Sentence
+    from pipeline.models import AlignmentRun, Job, PredictedAlignment
+
+    job = Job.objects.create(kind=Job.Kind.ALIGN_CORPUS, status=Job.Status.SUCCEEDED, corpus=corpus,
+                             params={**template.params, "positional": True})
+    run = AlignmentRun.objects.create(corpus=corpus, method=template.method, job=job, params={**template.params, "positional": True})
+    table, pair, sentence = PredictedAlignment._meta.db_table, DocumentPair._meta.db_table, Sentence._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (run_id, pair_id, simple_id, complex_id, label, score) "  # noqa: S608
+            f"SELECT %s, p.id, s.id, c.id, CASE WHEN s.doc_position %% 5 = 4 THEN 'partialAligned' ELSE 'aligned' END, 0.9 "
+            f"FROM {pair} p JOIN {sentence} s ON s.document_id = p.simple_id "
+            f"JOIN {sentence} c ON c.document_id = p.complex_id AND c.doc_position = s.doc_position WHERE p.corpus_id = %s",
+            [run.pk, corpus.pk])
+        cursor.execute(f"ANALYZE {table}")
+    AlignmentRun.objects.filter(pk=run.pk).update(prediction_count=PredictedAlignment.objects.filter(run=run).count())
+    run.refresh_from_db()
+    return run
 
 
 def page_urls(corpus: Any, runs: list[Any], export_id: int | None) -> list[tuple[str, str]]:
@@ -313,8 +345,12 @@ def main() -> None:
     parser.add_argument("--chunk-size", type=int, default=20)
     parser.add_argument("--crf-pairs", type=int, default=20, help="pairs aligned with the CRF (0: skip)")
     parser.add_argument("--crf-model", default="", help="a trained CRF model directory (else a quick one is trained)")
+    parser.add_argument("--align-pairs", type=int, default=0,
+                        help="align only the first N pairs (0: all); the runs for the pages are then SQL-made over all pairs")
+    parser.add_argument("--prepopulate-pairs", type=int, default=0, help="pre-populate only the first N pairs (0: all)")
     parser.add_argument("--skip-prepopulate", action="store_true")
     parser.add_argument("--repeat", type=int, default=20, help="requests per page after a warm-up")
+    parser.add_argument("--reuse", action="store_true", help="time the pages of a kept database only (after --keep)")
     parser.add_argument("--json", default="", help="write the results here")
     parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
     parser.add_argument("--export", default="", help=argparse.SUPPRESS)
@@ -335,6 +371,22 @@ def main() -> None:
 
     RESULTS["args"] = vars(args)
     RESULTS["load_start"] = load()
+    if args.reuse:
+        args.exports_dir = tempfile.mkdtemp(prefix="bench-scale-")
+        setup_django(url, args.exports_dir)
+        from curation.models import Corpus
+        from pipeline.models import AlignmentRun, ExportedDataset
+
+        corpus = Corpus.objects.get(name=CORPUS)
+        kept = list(AlignmentRun.objects.filter(corpus=corpus, prediction_count__gt=0).exclude(method="crf").order_by("-pk")[: args.runs])
+        export = ExportedDataset.objects.filter(corpus=corpus).order_by("-pk").first()
+        print(f"pages of the kept database {args.db}, load {load()}:", flush=True)
+        RESULTS["pages"] = time_pages(page_urls(corpus, kept[::-1], export.pk if export else None), args.repeat)
+        slow = [p["page"] for p in RESULTS["pages"] if p["p95_ms"] >= 300]
+        print(f"pages at or over 300 ms p95: {', '.join(slow) or 'none'}; load {load()}", flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps(RESULTS, indent=1) + "\n", encoding="utf-8")
+        return
     print(f"bench_scale: {args.articles} groups, db {args.db}, load {load()}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     files = work / "files"
@@ -355,7 +407,7 @@ def main() -> None:
     from curation.importers.run import run_import
     from curation.importers.types import ImportOptions
     from curation.models import Corpus, Document, DocumentPair, Sentence
-    from pipeline.models import AlignmentRun, ModelVersion, PredictedAlignment
+    from pipeline.models import ModelVersion, PredictedAlignment
     from pipeline.services import align_corpus
 
     def do_import() -> dict[str, Any]:
@@ -373,28 +425,31 @@ def main() -> None:
         from pipeline.services.prepopulate import PrepopulateOptions, prepopulate
 
         def do_prepopulate() -> dict[str, Any]:
-            stats = prepopulate(pair_pks, PrepopulateOptions(score_with=""))
-            return {"pairs": len(pair_pks), "stats": {k: v for k, v in vars(stats).items() if isinstance(v, int | float | str)}}
+            subset = pair_pks[: args.prepopulate_pairs] if args.prepopulate_pairs else pair_pks
+            stats = prepopulate(subset, PrepopulateOptions(score_with=""))
+            return {"pairs": len(subset), "stats": {k: v for k, v in vars(stats).items() if isinstance(v, int | float | str)}}
 
         phase("prepopulate", do_prepopulate)
 
     choice = align_corpus.resolve_model(corpus)
     runs: list[Any] = []
+    align_pks = pair_pks[: args.align_pairs] if args.align_pairs else pair_pks
 
     def align_one() -> dict[str, Any]:
-        run = align_corpus.plan_run(corpus, choice, chunk_size=args.chunk_size)
+        run = align_corpus.plan_run(corpus, choice, chunk_size=args.chunk_size, pair_pks=align_pks)
         t0 = time.perf_counter()
         align_corpus.run_inline(run)
         seconds = time.perf_counter() - t0
         run.refresh_from_db()
         runs.append(run)
-        return {"method": run.method, "pairs": len(pair_pks), "predictions": run.prediction_count,
-                "pairs_per_s": round(len(pair_pks) / seconds, 1), "stats_stored": bool(run.stats)}
+        return {"method": run.method, "pairs": len(align_pks), "predictions": run.prediction_count,
+                "pairs_per_s": round(len(align_pks) / seconds, 1), "pairs_per_s_chunks": round(len(align_pks) / _chunk_span(run), 1),
+                "stats_stored": bool(run.stats)}
 
     phase("align 1 worker", align_one)
 
     def align_two() -> dict[str, Any]:
-        run = align_corpus.plan_run(corpus, choice, chunk_size=args.chunk_size)
+        run = align_corpus.plan_run(corpus, choice, chunk_size=args.chunk_size, pair_pks=align_pks)
         connections.close_all()
         t0 = time.perf_counter()
         children = [_child(args, "--worker", f"{run.pk},{k},2") for k in range(2)]
@@ -407,8 +462,9 @@ def main() -> None:
         runs.append(run)
         rows = PredictedAlignment.objects.filter(run=run)
         distinct = rows.values("simple_id", "complex_id").distinct().count()
-        return {"pairs": len(pair_pks), "predictions": rows.count(), "distinct": distinct,
-                "same_as_1_worker": rows.count() == runs[0].prediction_count, "pairs_per_s": round(len(pair_pks) / seconds, 1),
+        return {"pairs": len(align_pks), "predictions": rows.count(), "distinct": distinct,
+                "same_as_1_worker": rows.count() == runs[0].prediction_count, "pairs_per_s": round(len(align_pks) / seconds, 1),
+                "pairs_per_s_chunks": round(len(align_pks) / _chunk_span(run), 1), "workers": 2,
                 "stats_stored": bool(run.stats)}
 
     phase("align 2 workers", align_two)
@@ -431,12 +487,26 @@ def main() -> None:
         phase("crf", crf)
 
     def more_runs() -> dict[str, Any]:
-        times = []
+        nonlocal runs
+        made = "copies of run 1"
+        if len(align_pks) < len(pair_pks):  # the aligned runs cover a subset: whole-corpus runs made in SQL
+            from pipeline.services import corpus_stats
+
+            made = "SQL-made over every pair (positional)"
+            aligned_runs, runs = runs, []
+            first = positional_run(corpus, aligned_runs[0])
+            t0 = time.perf_counter()
+            corpus_stats.store_run_stats(first)
+            runs.append(first)
+            times = [time.perf_counter() - t0]
+        else:
+            times = []
         while len(runs) < args.runs:
             run, seconds = clone_run(runs[0])
             runs.append(run)
             times.append(seconds)
-        return {"runs": len(runs), "store_stats_s": [round(t, 2) for t in times]}
+        return {"runs": len(runs), "made": made, "predictions_per_run": runs[0].prediction_count,
+                "store_stats_s": [round(t, 2) for t in times]}
 
     phase("more runs", more_runs)
     connections.close_all()
