@@ -84,6 +84,7 @@ def populate(rows: int, derived: bool = False, derived_pool: int = 100_000) -> d
     run = AlignmentRun.objects.create(corpus=corpus, method="bench")
     n_pairs = max(1, rows // ROWS_PER_PAIR)
     rng = random.Random(0)
+    simple_level = 2 if derived else 1  # --derived: level pairs 0-2, which the adjacent-levels filter keeps
     cursor = connection.cursor().cursor  # psycopg cursor
     # ids are assigned here; sequences are moved past them afterwards
     with cursor.copy("COPY curation_article (id, corpus_id, slug, title, source, content_hash, meta, created_at) FROM STDIN") as copy:
@@ -91,7 +92,7 @@ def populate(rows: int, derived: bool = False, derived_pool: int = 100_000) -> d
             copy.write(f"{i + 1}\t{corpus.pk}\tart{i:07d}\t\t\tx\t{{}}\t2026-01-01 00:00:00+00\n")
     with cursor.copy("COPY curation_document (id, article_id, level, level_label, title) FROM STDIN") as copy:
         for i in range(n_pairs):
-            copy.write(f"{2 * i + 1}\t{i + 1}\t0\t0\t\n{2 * i + 2}\t{i + 1}\t1\t1\t\n")
+            copy.write(f"{2 * i + 1}\t{i + 1}\t0\t0\t\n{2 * i + 2}\t{i + 1}\t{simple_level}\t{simple_level}\t\n")
     with cursor.copy("COPY curation_paragraph (id, document_id, position) FROM STDIN") as copy:
         for d in range(1, 2 * n_pairs + 1):
             copy.write(f"{d}\t{d}\t0\n")
@@ -128,7 +129,7 @@ def populate(rows: int, derived: bool = False, derived_pool: int = 100_000) -> d
     t2 = time.perf_counter()
     with cursor.copy("COPY curation_documentpair (id, article_id, complex_id, simple_id, pair_id, corpus_id) FROM STDIN") as copy:
         for i in range(n_pairs):
-            copy.write(f"{i + 1}\t{i + 1}\t{2 * i + 1}\t{2 * i + 2}\tart{i:07d}.0_1\t{corpus.pk}\n")
+            copy.write(f"{i + 1}\t{i + 1}\t{2 * i + 1}\t{2 * i + 2}\tart{i:07d}.0_{simple_level}\t{corpus.pk}\n")
     with cursor.copy("COPY curation_predictedalignment (id, run_id, pair_id, simple_id, complex_id, label, score) FROM STDIN") as copy:
         buf = io.StringIO()
         pid = 0
