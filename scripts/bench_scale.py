@@ -249,6 +249,60 @@ def positional_run(corpus: Any, template: Any) -> Any:
     return run
 
 
+def copy_corpus(n_groups: int, seed: int) -> dict[str, Any]:
+    """``--synthetic``: a Newsela-shaped corpus written with COPY, not through the importer:
+    ``n_groups`` articles x 5 levels, 20-38 sentences per document (29 on average: 271k for
+    1,882 groups) in paragraphs of 3, every two levels paired (10 pairs per group). For the
+    page timings at full size when importing and aligning it would not fit the time."""
+    from django.db import connection
+
+    from curation.models import Corpus, ImportRecord
+
+    rng = random.Random(seed)
+    words = ["the", "city", "council", "said", "on", "monday", "that", "a", "new", "bridge", "over", "the", "river", "would", "be", "built", "after", "years", "of", "debate", "among", "residents", "officials", "engineers", "who", "worried", "about", "traffic", "costs", "safety", "and", "the", "environment"]
+    pool = [" ".join(rng.choice(words) for _ in range(rng.randint(6, 24))).capitalize() + "." for _ in range(20000)]
+    corpus = Corpus.objects.create(name=CORPUS, language="en", kind=Corpus.Kind.NEWS)
+    cursor = connection.cursor().cursor
+    with cursor.copy("COPY curation_article (id, corpus_id, slug, title, source, content_hash, meta, created_at) FROM STDIN") as copy:
+        for g in range(n_groups):
+            copy.write(f"{g + 1}\t{corpus.pk}\tgroup{g:05d}\tGroup {g}\tbench\th{g}\t{{}}\t2026-01-01 00:00:00+00\n")
+    with cursor.copy("COPY curation_document (id, article_id, level, level_label, title) FROM STDIN") as copy:
+        for g in range(n_groups):
+            for level in range(5):
+                copy.write(f"{5 * g + level + 1}\t{g + 1}\t{level}\t{level}\t\n")
+    sentence_id = paragraph_id = 0
+    with cursor.copy("COPY curation_paragraph (id, document_id, position) FROM STDIN") as pcopy:
+        paragraphs = []
+        for doc in range(1, 5 * n_groups + 1):
+            n = rng.randint(20, 38)
+            for p in range((n + 2) // 3):
+                paragraph_id += 1
+                pcopy.write(f"{paragraph_id}\t{doc}\t{p}\n")
+                paragraphs.append((doc, paragraph_id, p, min(3, n - 3 * p)))
+    with cursor.copy("COPY curation_sentence (id, document_id, paragraph_id, paragraph_position, position, doc_position, "
+                     "text, token_count, source_id) FROM STDIN") as copy:
+        position_in_doc: dict[int, int] = {}
+        for doc, pid, p, n in paragraphs:
+            for k in range(n):
+                sentence_id += 1
+                d = position_in_doc.get(doc, 0)
+                position_in_doc[doc] = d + 1
+                text = pool[(sentence_id * 7919) % len(pool)]
+                copy.write(f"{sentence_id}\t{doc}\t{pid}\t{p}\t{k}\t{d}\t{text}\t{len(text.split()) + 1}\t\n")
+    pair_id = 0
+    with cursor.copy("COPY curation_documentpair (id, article_id, complex_id, simple_id, pair_id, corpus_id) FROM STDIN") as copy:
+        for g in range(n_groups):
+            for a in range(5):
+                for b in range(a + 1, 5):
+                    pair_id += 1
+                    copy.write(f"{pair_id}\t{g + 1}\t{5 * g + a + 1}\t{5 * g + b + 1}\tgroup{g:05d}.{a}_{b}\t{corpus.pk}\n")
+    for table in ("curation_article", "curation_document", "curation_paragraph", "curation_sentence", "curation_documentpair"):
+        cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+        cursor.execute(f"ANALYZE {table}")
+    ImportRecord.objects.create(corpus=corpus, format="bench-copy", source="bench_scale --synthetic")
+    return {"groups": n_groups, "documents": 5 * n_groups, "sentences": sentence_id, "pairs": pair_id}
+
+
 def page_urls(corpus: Any, runs: list[Any], export_id: int | None) -> list[tuple[str, str]]:
     from django.urls import reverse
 
@@ -334,6 +388,47 @@ def time_pages(urls: list[tuple[str, str]], repeat: int) -> list[dict[str, Any]]
     return rows
 
 
+def synthetic_main(args: argparse.Namespace) -> None:
+    from django.db import connections
+
+    from curation.models import Corpus
+    from pipeline.models import AlignmentRun, Job
+    from pipeline.services import align_corpus, corpus_stats
+
+    phase("copy corpus", lambda: copy_corpus(args.articles, args.seed))
+    corpus = Corpus.objects.get(name=CORPUS)
+    runs: list[Any] = []
+
+    def make_runs() -> dict[str, Any]:
+        method = align_corpus.resolve_model(corpus).method
+        template = AlignmentRun(corpus=corpus, method=method, params={"method": method})
+        first = positional_run(corpus, template)
+        t0 = time.perf_counter()
+        corpus_stats.store_run_stats(first)
+        times = [time.perf_counter() - t0]
+        Job.objects.filter(pk=first.job_id).update(result={"predictions": first.prediction_count})
+        first.refresh_from_db()
+        runs.append(first)
+        while len(runs) < args.runs:
+            run, seconds = clone_run(runs[0])
+            runs.append(run)
+            times.append(seconds)
+        return {"runs": len(runs), "predictions_per_run": first.prediction_count, "store_stats_s": [round(t, 2) for t in times]}
+
+    phase("runs (SQL)", make_runs)
+    print("pages (in process, Django test client):", flush=True)
+    RESULTS["pages"] = time_pages(page_urls(corpus, runs, None), args.repeat)
+    RESULTS["load_end"] = load()
+    slow = [p["page"] for p in RESULTS["pages"] if p["p95_ms"] >= 300]
+    print(f"pages at or over 300 ms p95: {', '.join(slow) or 'none'}; load {load()}", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(RESULTS, indent=1) + "\n", encoding="utf-8")
+    connections.close_all()
+    if not args.keep:
+        with _admin(args.server) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {args.db} WITH (FORCE)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--articles", type=int, default=1882, help="article groups (x 5 levels, 10 pairs each)")
@@ -350,6 +445,8 @@ def main() -> None:
     parser.add_argument("--prepopulate-pairs", type=int, default=0, help="pre-populate only the first N pairs (0: all)")
     parser.add_argument("--skip-prepopulate", action="store_true")
     parser.add_argument("--repeat", type=int, default=20, help="requests per page after a warm-up")
+    parser.add_argument("--synthetic", action="store_true",
+                        help="COPY a Newsela-shaped corpus and SQL-made runs (no import, pre-population or aligner): page timings at full size")
     parser.add_argument("--reuse", action="store_true", help="time the pages of a kept database only (after --keep)")
     parser.add_argument("--json", default="", help="write the results here")
     parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
@@ -393,7 +490,8 @@ def main() -> None:
     files.mkdir()
     args.exports_dir = str(work / "exports")
     os.makedirs(args.exports_dir)
-    phase("build", lambda: build_files(files, args.articles, args.seed))
+    if not args.synthetic:
+        phase("build", lambda: build_files(files, args.articles, args.seed))
 
     with _admin(args.server) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {args.db} WITH (FORCE)")
@@ -403,6 +501,9 @@ def main() -> None:
     from django.db import connections
 
     phase("migrate", lambda: call_command("migrate", verbosity=0) or None)
+    if args.synthetic:
+        synthetic_main(args)
+        return
 
     from curation.importers.run import run_import
     from curation.importers.types import ImportOptions
