@@ -123,6 +123,11 @@ class AlignmentRun(models.Model):
     method = models.CharField(max_length=32)
     job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True, related_name="alignment_runs")
     params = models.JSONField(default=dict, blank=True)
+    prediction_count = models.PositiveIntegerField(
+        default=0, help_text="stored predictions, maintained by each chunk's write (pages read it instead of counting)")
+    stats = models.JSONField(
+        default=dict, blank=True,
+        help_text="the run's label statistics (pipeline.services.corpus_stats), stored when the run ends")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH_DB = "bench_export"
 SENTENCES_PER_SIDE = 100
 ROWS_PER_PAIR = 100
+POOL = 5000
 WORDS = ["the", "city", "council", "said", "on", "monday", "that", "new", "bridge", "river", "people", "school", "money", "would", "be", "built", "after", "years", "of", "debate", "among", "residents", "officials", "engineers", "who", "worried", "about", "traffic", "costs", "safety", "and", "environment", "while", "supporters", "argued", "economy", "jobs", "growth", "tourism"]
 
 
@@ -57,7 +58,20 @@ def _text(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
 
 
-def populate(rows: int) -> dict[str, float]:
+def _simplified(complex_texts: list[str], k: int) -> str:
+    """Simple sentence ``k`` of a pair whose complex sentences are ``complex_texts`` (``--derived``):
+    for k < 20 the first half of complex sentence k (k + 80 is its second half: the 1-2
+    splits), else complex sentence k with every fourth word left out (a rephrasing)."""
+    if k >= 80:
+        words = complex_texts[k - 80].rstrip(".").split()
+        return " ".join(words[len(words) // 2 :]).capitalize() + "."
+    words = complex_texts[k].rstrip(".").split()
+    if k < 20:
+        return " ".join(words[: len(words) // 2]).capitalize() + "."
+    return " ".join(w for i, w in enumerate(words) if i % 4 != 3).capitalize() + "."
+
+
+def populate(rows: int, derived: bool = False, derived_pool: int = 100_000) -> dict[str, float]:
     """COPY a corpus and a run with ``rows`` predictions; return phase timings."""
     from django.db import connection
 
@@ -70,6 +84,7 @@ def populate(rows: int) -> dict[str, float]:
     run = AlignmentRun.objects.create(corpus=corpus, method="bench")
     n_pairs = max(1, rows // ROWS_PER_PAIR)
     rng = random.Random(0)
+    simple_level = 2 if derived else 1  # --derived: level pairs 0-2, which the adjacent-levels filter keeps
     cursor = connection.cursor().cursor  # psycopg cursor
     # ids are assigned here; sequences are moved past them afterwards
     with cursor.copy("COPY curation_article (id, corpus_id, slug, title, source, content_hash, meta, created_at) FROM STDIN") as copy:
@@ -77,7 +92,7 @@ def populate(rows: int) -> dict[str, float]:
             copy.write(f"{i + 1}\t{corpus.pk}\tart{i:07d}\t\t\tx\t{{}}\t2026-01-01 00:00:00+00\n")
     with cursor.copy("COPY curation_document (id, article_id, level, level_label, title) FROM STDIN") as copy:
         for i in range(n_pairs):
-            copy.write(f"{2 * i + 1}\t{i + 1}\t0\t0\t\n{2 * i + 2}\t{i + 1}\t1\t1\t\n")
+            copy.write(f"{2 * i + 1}\t{i + 1}\t0\t0\t\n{2 * i + 2}\t{i + 1}\t{simple_level}\t{simple_level}\t\n")
     with cursor.copy("COPY curation_paragraph (id, document_id, position) FROM STDIN") as copy:
         for d in range(1, 2 * n_pairs + 1):
             copy.write(f"{d}\t{d}\t0\n")
@@ -86,15 +101,25 @@ def populate(rows: int) -> dict[str, float]:
     with cursor.copy("COPY curation_sentence (id, document_id, paragraph_id, paragraph_position, position, doc_position, "
                      "text, token_count, source_id) FROM STDIN") as copy:
         # a pool of 5,000 texts per side, drawn in a fixed order (generating 2M random texts costs minutes)
-        pools = {side: [(n, _text(rng, n)) for n in (rng.randint(*bounds) for _ in range(5000))]
+        pools = {side: [(n, _text(rng, n)) for n in (rng.randint(*bounds) for _ in range(POOL))]
                  for side, bounds in ((False, (15, 30)), (True, (8, 16)))}
+        if derived:  # complex texts from a larger pool; simple texts made from the complex ones
+            pools[False] = [(n, _text(rng, n)) for n in (rng.randint(15, 30) for _ in range(derived_pool))]
         buf = io.StringIO()
         sid = 0
+        complex_texts: list[str] = []
         for d in range(1, 2 * n_pairs + 1):
             pool = pools[d % 2 == 0]
+            if derived and d % 2 == 1:
+                complex_texts = []
             for k in range(SENTENCES_PER_SIDE):
                 sid += 1
-                n, text = pool[(sid * 7919) % 5000]
+                if derived and d % 2 == 0:
+                    text = _simplified(complex_texts, k)
+                    n = len(text.split())
+                else:
+                    n, text = pool[(sid * 7919) % len(pool)]
+                    complex_texts.append(text)
                 buf.write(f"{sid}\t{d}\t{d}\t0\t{k}\t{k}\t{text}\t{n + 1}\t\n")
             if d % 200 == 0:
                 copy.write(buf.getvalue())
@@ -104,7 +129,7 @@ def populate(rows: int) -> dict[str, float]:
     t2 = time.perf_counter()
     with cursor.copy("COPY curation_documentpair (id, article_id, complex_id, simple_id, pair_id, corpus_id) FROM STDIN") as copy:
         for i in range(n_pairs):
-            copy.write(f"{i + 1}\t{i + 1}\t{2 * i + 1}\t{2 * i + 2}\tart{i:07d}.0_1\t{corpus.pk}\n")
+            copy.write(f"{i + 1}\t{i + 1}\t{2 * i + 1}\t{2 * i + 2}\tart{i:07d}.0_{simple_level}\t{corpus.pk}\n")
     with cursor.copy("COPY curation_predictedalignment (id, run_id, pair_id, simple_id, complex_id, label, score) FROM STDIN") as copy:
         buf = io.StringIO()
         pid = 0
@@ -161,12 +186,19 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="export from a kept database (skip setup)")
     parser.add_argument("--formats", default="tsv,jsonl,parquet")
     parser.add_argument("--filtered", action="store_true", help="also one JSONL export with identical+gleu+flesch filters")
+    parser.add_argument("--all-filters", action="store_true",
+                        help="also one TSV export with every filter (--filter all: identical, adjacent_levels, gleu, flesch, bisect)")
+    parser.add_argument("--derived", action="store_true",
+                        help="simple sentences made from their complex sentences (halves for the splits, words left out "
+                             "otherwise), complex texts from a pool of 100,000: the filters then keep and score real shares")
+    parser.add_argument("--only-filtered", action="store_true", help="skip the unfiltered exports")
+    parser.add_argument("--db", default=BENCH_DB, help=f"database (default {BENCH_DB}; dropped and created unless --reuse)")
     parser.add_argument("--export", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--filters", default="{}", help=argparse.SUPPRESS)
     parser.add_argument("--ids", default="", help=argparse.SUPPRESS)
     parser.add_argument("--exports-dir", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    url = f"{args.server.rstrip('/')}/{BENCH_DB}"
+    url = f"{args.server.rstrip('/')}/{args.db}"
 
     if args.export:  # child process: one export
         _setup_django(url, args.exports_dir)
@@ -177,8 +209,8 @@ def main() -> None:
     exports = tempfile.mkdtemp(prefix="bench-export-")
     if not args.reuse:
         with _admin(args.server) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-            conn.execute(f"CREATE DATABASE {BENCH_DB}")
+            conn.execute(f"DROP DATABASE IF EXISTS {args.db} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {args.db}")
     _setup_django(url, exports)
     from django.core.management import call_command
 
@@ -191,7 +223,7 @@ def main() -> None:
         t0 = time.perf_counter()
         call_command("migrate", verbosity=0)
         migrate_s = time.perf_counter() - t0
-        info = populate(args.rows)
+        info = populate(args.rows, derived=args.derived)
         info["migrate_s"] = migrate_s
         setup = {k: round(v, 2) if isinstance(v, float) else v for k, v in info.items()}
         print(f"setup: {json.dumps(setup)}")
@@ -199,13 +231,17 @@ def main() -> None:
 
     connections.close_all()
     ids = f"{int(info['corpus_id'])},{int(info['run_id'])}"
-    plans = [(fmt, {}) for fmt in args.formats.split(",")]
+    plans: list[tuple[str, dict]] = [] if args.only_filtered else [(fmt, {}) for fmt in args.formats.split(",")]
     if args.filtered:
         plans.append(("jsonl", {"identical": {}, "gleu": {}, "flesch": {}}))
+    if args.all_filters:
+        from curation.curate.filters import DEFAULTS
+
+        plans.append(("tsv", {name: {} for name in DEFAULTS if name != "test_set"}))
     print(f"{'format':8} {'filters':24} {'rows in':>9} {'rows out':>9} {'seconds':>8} {'rows/s':>9} {'peak RSS MiB':>12} {'MiB out':>8}")
     for fmt, filters in plans:
         out = subprocess.run(
-            [sys.executable, __file__, "--server", args.server, "--export", fmt, "--filters", json.dumps(filters),
+            [sys.executable, __file__, "--server", args.server, "--db", args.db, "--export", fmt, "--filters", json.dumps(filters),
              "--ids", ids, "--exports-dir", exports],
             check=True, capture_output=True, text=True,
         )
@@ -219,7 +255,7 @@ def main() -> None:
     if not args.keep:
         connections.close_all()
         with _admin(args.server) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+            conn.execute(f"DROP DATABASE IF EXISTS {args.db} WITH (FORCE)")
 
 
 if __name__ == "__main__":

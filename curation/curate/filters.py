@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -135,12 +136,18 @@ def make_flesch_keep(min_gain: float, language: str = "en") -> Callable[[Row], b
     return keep
 
 
+@lru_cache(maxsize=8192)
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(words(text))
+
+
 def lexical_overlap(long: str, parts: Iterable[str]) -> float:
-    """Jaccard overlap of the lower-cased word sets of the long sentence and of the split parts."""
-    a = set(words(long))
+    """Jaccard overlap of the lower-cased word sets of the long sentence and of the split parts
+    (each sentence's word set computed once, cached)."""
+    a = _word_set(long)
     b: set[str] = set()
     for part in parts:
-        b.update(words(part))
+        b.update(_word_set(part))
     union = a | b
     return len(a & b) / len(union) if union else 0.0
 

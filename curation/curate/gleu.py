@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 from alignment_engine.text import tokenize
 
@@ -32,6 +33,32 @@ def sentence_gleu_tokens(hypothesis: Sequence[str], reference: Sequence[str], mi
     return matches / total
 
 
+# One sentence's n-grams are counted once however many rows it is in (a complex sentence is in
+# several links and, in leveled corpora, in every pair of its document). Rows arrive pair by
+# pair and article by article, so a small cache sees nearly every repeat; each entry holds
+# about a hundred n-grams, so the cache stays near 15 MiB.
+NGRAM_CACHE_SIZE = 1024
+
+
+@lru_cache(maxsize=NGRAM_CACHE_SIZE)
+def _sentence_ngrams(text: str) -> tuple[dict[tuple[str, ...], int], int]:
+    counts = ngram_counts(tokenize(text.lower()))
+    return dict(counts), sum(counts.values())
+
+
 def sentence_gleu(hypothesis: str, reference: str) -> float:
-    """GLEU of two sentences, tokenized with ``alignment_engine.text.tokenize`` and lower-cased."""
-    return sentence_gleu_tokens(tokenize(hypothesis.lower()), tokenize(reference.lower()))
+    """GLEU of two sentences, tokenized with ``alignment_engine.text.tokenize`` and lower-cased
+    (equal to :func:`sentence_gleu_tokens` on those tokens; each sentence's n-grams are cached)."""
+    hyp, hyp_total = _sentence_ngrams(hypothesis)
+    ref, ref_total = _sentence_ngrams(reference)
+    total = max(hyp_total, ref_total)
+    if total == 0:
+        return 0.0
+    if len(ref) < len(hyp):
+        hyp, ref = ref, hyp
+    matches = 0
+    for gram, count in hyp.items():
+        other = ref.get(gram)
+        if other is not None:
+            matches += count if count < other else other
+    return matches / total

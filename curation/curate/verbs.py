@@ -20,6 +20,7 @@ examples in ``curation/tests/test_filters.py`` (20 English, 10 German sentences 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
@@ -68,7 +69,9 @@ def _has_verb_de(tokens: list[str]) -> bool:
     return False
 
 
+@lru_cache(maxsize=65536)
 def has_verb(sentence: str, language: str = "en") -> bool:
+    """Cached per sentence: an export asks for the same sentence once per group it is in."""
     tokens = WORD.findall(sentence)
     if language.startswith("de"):
         return _has_verb_de(tokens)

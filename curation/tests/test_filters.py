@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,3 +187,23 @@ def test_bertscore_with_packaged_encoder() -> None:
     assert abs(same - 1.0) < 1e-4
     assert close > 0.8
     assert unrelated < close and unrelated < 0.6
+
+
+def test_bertscore_encodes_each_distinct_pair_once(monkeypatch: Any) -> None:
+    import curation.curate.bertscore as bs
+
+    calls: list[list[str]] = []
+
+    def fake(candidates: list[str], references: list[str], batch_size: int) -> list[float]:
+        calls.append(list(candidates))
+        return [len(c) / (len(c) + len(r)) for c, r in zip(candidates, references, strict=True)]
+
+    monkeypatch.setattr(bs, "_bertscore_f1", fake)
+    monkeypatch.setattr(bs, "_score_cache", bs.OrderedDict())
+    first = bs.bertscore_f1(["a b", "c", "a b"], ["x", "y y", "x"])
+    assert first == [3 / 4, 1 / 4, 3 / 4] and calls == [["a b", "c"]]
+    again = bs.bertscore_f1(["c", "new one"], ["y y", "z"])
+    assert again == [1 / 4, 7 / 8] and calls[-1] == ["new one"]
+    monkeypatch.setattr(bs, "SCORE_CACHE_SIZE", 1)
+    bs.bertscore_f1(["q"], ["r"])
+    assert list(bs._score_cache) == [("q", "r")]

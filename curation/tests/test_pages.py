@@ -165,3 +165,25 @@ def test_pair_page_counts_its_reference_alignments(client_for, researcher, write
     pair = DocumentPair.objects.get(pair_id="p1")
     body = client_for(researcher).get(reverse("curation:pair_detail", args=[pair.pk])).content.decode()
     assert "2 reference sentence alignments imported." in body
+
+
+@pytest.mark.django_db
+def test_corpus_counts_are_separate_subqueries_never_a_join(write_file):
+    """Counting articles and pairs through one join multiplies their rows (35 M at Newsela's
+    size); each count is its own subquery, and the counts stay exact."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from curation.importers.run import run_import
+    from curation.importers.types import ImportOptions
+    from curation.queries import corpora_with_counts
+
+    for slug in ("one", "two", "three"):
+        for level in (0, 1, 2):
+            path = write_file(f"many/{slug}.en.{level}.txt", f"The {slug} story at level {level} is here.\n")
+    run_import(path.parent, ImportOptions(corpus="Three levels", format="text", all_levels=True))
+    with CaptureQueriesContext(connection) as captured:
+        counts = {c.name: (c.n_articles, c.n_pairs) for c in corpora_with_counts()}
+    assert counts == {"Three levels": (3, 9)}  # 3 articles x 3 level pairs (0-1, 0-2, 1-2)
+    assert len(captured.captured_queries) == 1
+    assert "JOIN" not in captured.captured_queries[0]["sql"].upper()

@@ -10,6 +10,7 @@ redelivered task (late acknowledgement, reject on worker lost) redoes or skips i
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -28,12 +29,14 @@ from curation.plain import load_plain_pairs
 from pipeline import jobs
 from pipeline.jobs import Outcome
 from pipeline.models import AlignmentRun, Job, ModelVersion, PredictedAlignment, RunChunk
+from pipeline.services import corpus_stats
 from pipeline.services.registry import promoted_for
 
 DEFAULT_CHUNK_SIZE = 20
 INSERT_BATCH = 2000
 LABELS = {"aligned": "aligned", "identical": "aligned", "partialAligned": "partialAligned"}
 
+logger = logging.getLogger(__name__)
 _ALIGNERS: dict[tuple[str, str], Any] = {}
 _ALIGNERS_LOCK = threading.Lock()
 
@@ -194,8 +197,10 @@ def _align_and_store(chunk: RunChunk, run: AlignmentRun) -> Outcome:
         locked = RunChunk.objects.select_for_update().get(pk=chunk_id)
         if locked.status == RunChunk.Status.DONE:
             return Outcome.SKIPPED
-        PredictedAlignment.objects.filter(run=run, pair_id__in=chunk.pair_ids).delete()
+        _, deleted = PredictedAlignment.objects.filter(run=run, pair_id__in=chunk.pair_ids).delete()
         PredictedAlignment.objects.bulk_create(rows, batch_size=INSERT_BATCH)
+        change = len(rows) - deleted.get(PredictedAlignment._meta.label, 0)
+        AlignmentRun.objects.filter(pk=run.pk).update(prediction_count=F("prediction_count") + change)
         locked.status = RunChunk.Status.DONE
         locked.error = ""
         locked.finished_at = timezone.now()
@@ -217,7 +222,14 @@ def update_run_progress(run: AlignmentRun) -> None:
     jobs.set_progress(run.job_id, Greatest(F("progress_done"), Coalesce(Subquery(done_now), 0)), total,
                       message=f"{done}/{total} chunks")
     if done == total:
-        jobs.finish(run.job_id, result=run_summary(run), message=f"{total} chunks aligned")
+        summary = run_summary(run)
+        # the count kept up by each chunk's write, made exact once the run is complete
+        AlignmentRun.objects.filter(pk=run.pk).update(prediction_count=summary["predictions"])
+        try:
+            corpus_stats.store_run_stats(run)
+        except Exception:  # the statistics are recomputed when first asked for; the run itself is done
+            logger.exception("statistics of run %s not stored", run.pk)
+        jobs.finish(run.job_id, result=summary, message=f"{total} chunks aligned")
 
 
 def fail_chunk(chunk_id: int, error: str) -> None:

@@ -137,3 +137,27 @@ def test_corpus_page_lists_latest_runs(client_for, researcher) -> None:  # type:
     align_corpus.run_inline(run)
     html = client_for(researcher).get(reverse("curation:corpus_detail", args=[corpus.pk])).content.decode()
     assert f"run #{run.pk}" in html and "(jaccard, succeeded, 8 pairs)" in html
+
+
+def test_run_maintains_its_prediction_count_and_stores_its_statistics_at_the_end() -> None:
+    from pipeline.services import corpus_stats
+
+    corpus = build_corpus(n_articles=3)
+    run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), chunk_size=2)
+    first = run.chunks.order_by("index").first()
+    assert first is not None and align_corpus.process_chunk(first.pk) == "done"
+    run.refresh_from_db()
+    assert run.prediction_count == PredictedAlignment.objects.filter(run=run).count() > 0
+    assert run.stats == {}  # not finished yet
+    # a chunk written again replaces its rows: the count does not grow
+    RunChunk.objects.filter(pk=first.pk).update(status=RunChunk.Status.PENDING)
+    assert align_corpus.process_chunk(first.pk) == "done"
+    run.refresh_from_db()
+    assert run.prediction_count == PredictedAlignment.objects.filter(run=run).count()
+    assert align_corpus.run_inline(run) == "done"
+    run.refresh_from_db()
+    assert run.prediction_count == PredictedAlignment.objects.filter(run=run).count() == len(expected_alignment(corpus))
+    fresh = corpus_stats.label_part(corpus, f"run:{run.pk}")
+    assert fresh["labelled_pairs"] == 3
+    assert {k: run.stats[k] for k in fresh} == fresh
+    assert run.stats["fingerprint"][1] == run.prediction_count

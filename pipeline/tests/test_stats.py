@@ -12,10 +12,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from curation.models import DocumentPair, ReferenceAlignment
+from curation.tests.corpus_builder import build_corpus
 from pipeline.exports.run import create_export, run_export
-from pipeline.models import ExportedDataset, Job
+from pipeline.models import AlignmentRun, ExportedDataset, Job
 from pipeline.services.corpus_stats import corpus_table
-from pipeline.tests.export_factory import LINKS_01, LINKS_12, make_corpus, make_run, params, sentence
+from pipeline.tests.export_factory import LEVELS, LINKS_01, LINKS_12, make_corpus, make_run, params, sentence
 
 pytestmark = pytest.mark.django_db
 
@@ -151,3 +152,61 @@ def test_auto_export_form_needs_a_run_of_the_same_corpus(client_for: Any, admin_
     })
     assert response.status_code == 200 and "another corpus" in response.content.decode()
     assert not ExportedDataset.objects.exists()
+
+
+def _touches_predictions(queries: list[dict[str, Any]]) -> bool:
+    return any("curation_predictedalignment" in q["sql"] for q in queries)
+
+
+def test_a_runs_statistics_are_stored_once_and_recomputed_when_the_corpus_changes() -> None:
+    corpus = make_corpus(n_articles=2)
+    run = make_run(corpus)  # a run without stored statistics (as runs from before they were stored)
+    with CaptureQueriesContext(connection) as lazy:
+        first = corpus_table(corpus, f"run:{run.pk}")
+    assert _touches_predictions(lazy.captured_queries)
+    run.refresh_from_db()
+    assert run.stats["labelled_pairs"] == first["labelled_pairs"] == 4
+    with CaptureQueriesContext(connection) as stored:
+        again = corpus_table(corpus, f"run:{run.pk}")
+    assert again == first and not _touches_predictions(stored.captured_queries)
+    # an import into the corpus changes its documents: the stored part is recomputed, the new pairs counted
+    build_corpus("Demo", {"art900": LEVELS})
+    with CaptureQueriesContext(connection) as changed:
+        after = corpus_table(corpus, f"run:{run.pk}")
+    assert _touches_predictions(changed.captured_queries)
+    assert after["totals"]["pairs"] == first["totals"]["pairs"] + 2
+    assert after["rows"][0]["phenomena"] == first["rows"][0]["phenomena"]  # the run's predictions did not change
+    with pytest.raises(ValueError, match="no such run"):
+        corpus_table(make_corpus(name="Other", n_articles=1), f"run:{run.pk}")
+
+
+def test_stored_statistics_equal_a_recount() -> None:
+    corpus = make_corpus(n_articles=3)
+    run = make_run(corpus)
+    add_reference(corpus)
+    stored = corpus_table(corpus, f"run:{run.pk}")
+    AlignmentRun.objects.filter(pk=run.pk).update(stats={})
+    assert corpus_table(corpus, f"run:{run.pk}") == stored
+    reference = corpus_table(corpus, "reference")
+    assert {r["levels"]: r["pairs"] for r in reference["rows"]} == {"0-1": 3, "1-2": 3}
+    assert reference["totals"]["complex_sentences"] == sum(r["complex_sentences"] for r in reference["rows"])
+
+
+def test_corpus_page_query_count_does_not_grow_with_runs(client_for: Any, researcher: Any,
+                                                         django_assert_max_num_queries: Any) -> None:
+    corpus = make_corpus(n_articles=1)
+    url = reverse("curation:corpus_detail", args=[corpus.pk])
+    run = make_run(corpus)
+    AlignmentRun.objects.filter(pk=run.pk).update(prediction_count=1234, job=Job.objects.create(kind=Job.Kind.ALIGN_CORPUS))
+    client = client_for(researcher)
+    client.get(url)  # warm the session and role caches
+    with CaptureQueriesContext(connection) as one_run:
+        body = client.get(url).content.decode()
+    assert "1,234 pairs" in body or "1234 pairs" in body
+    for _ in range(6):
+        extra = make_run(corpus)
+        AlignmentRun.objects.filter(pk=extra.pk).update(job=Job.objects.create(kind=Job.Kind.ALIGN_CORPUS))
+    with django_assert_max_num_queries(len(one_run.captured_queries)):
+        body = client.get(url).content.decode()
+    assert body.count("run #") == 5
+    assert not _touches_predictions(one_run.captured_queries)
