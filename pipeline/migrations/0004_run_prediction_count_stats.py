@@ -17,7 +17,7 @@ def backfill_counts(apps, schema_editor) -> None:  # type: ignore[no-untyped-def
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("pipeline", "0002_job_import_kind"),
+        ("pipeline", "0003_job_heartbeat"),
     ]
 
     operations = [
