@@ -12,12 +12,16 @@ import random
 from alignment_engine.ids import COMPLEX, SIMPLE, sentence_id
 from alignment_engine.types import Alignment, DocPair
 
-WORDS = (
-    "river city council school teacher market harbour winter summer bridge museum train farmer doctor "
-    "island forest mountain village factory workers children parents storm election mayor library "
-    "festival garden hospital engineers scientists ocean desert castle painting music football"
-).split()
-VERBS = "built opened closed visited studied repaired painted crossed described protected".split()
+WORDS = [
+    "river", "city", "council", "school", "teacher", "market", "harbour", "winter", "summer", "bridge",
+    "museum", "train", "farmer", "doctor", "island", "forest", "mountain", "village", "factory", "workers",
+    "children", "parents", "storm", "election", "mayor", "library", "festival", "garden", "hospital",
+    "engineers", "scientists", "ocean", "desert", "castle", "painting", "music", "football",
+]
+VERBS = [
+    "built", "opened", "closed", "visited", "studied", "repaired", "painted", "crossed", "described",
+    "protected",
+]
 
 
 def _sentence(rng: random.Random) -> list[str]:
