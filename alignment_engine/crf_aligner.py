@@ -58,10 +58,12 @@ from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
 COMBINES = ("forward", "reverse", "union", "intersection", "marginal_max", "marginal_mean", "union_marginal")
 LEARNED = "learned"  # thresholds["combine"] of a model decided by its LearnedDecoder
-#: Documents aligned together (features, one CRF batch run, one call of each decoder classifier).
-CHUNK_DOCS = 16
+#: Documents aligned together (features, the CRF batches, one call of each decoder classifier) ...
+CHUNK_DOCS = 128
+#: ... up to about this many sentence pairs (memory stays bounded for long documents).
+CHUNK_CELLS = 200_000
 #: Sequences per padded CRF batch at inference (sorted by size, so padding stays small).
-CRF_INFERENCE_BATCH = 16
+CRF_INFERENCE_BATCH = 32
 
 
 # ---- per-document data --------------------------------------------------------------------
@@ -459,6 +461,7 @@ class CRFAligner:
         self.timings: dict[str, float] = {}
         self.counters: dict[str, int] = {}
         self.chunk_size = CHUNK_DOCS
+        self.chunk_cells = CHUNK_CELLS
         self.crf_batch = CRF_INFERENCE_BATCH
 
     @classmethod
@@ -501,24 +504,39 @@ class CRFAligner:
         self.timings["crf"] = self.timings.get("crf", 0.0) + time.perf_counter() - t0
         return dec
 
+    def chunks(self, pairs: Sequence[DocPair]) -> list[list[DocPair]]:
+        """Consecutive groups of at most ``chunk_size`` documents and about ``chunk_cells`` sentence pairs
+        (a long document gets a group of its own), aligned together."""
+        out: list[list[DocPair]] = []
+        cur: list[DocPair] = []
+        cells = 0
+        for pair in pairs:
+            size = len(pair.simple_sentences()) * len(pair.complex_sentences())
+            if cur and (len(cur) >= max(int(self.chunk_size), 1) or cells + size > self.chunk_cells):
+                out.append(cur)
+                cur, cells = [], 0
+            cur.append(pair)
+            cells += size
+        if cur:
+            out.append(cur)
+        return out
+
     def align(self, pairs: Sequence[DocPair], progress: ProgressCallback | None = None) -> list[list[Alignment]]:
         out: list[list[Alignment]] = []
         total = len(pairs)
-        chunk = max(int(self.chunk_size), 1)
-        learned = self.thresholds.get("combine") == LEARNED and self.decoder is not None
-        for start in range(0, total, chunk):
-            part = list(pairs[start : start + chunk])
+        decoder = self.decoder if self.thresholds.get("combine") == LEARNED else None
+        for part in self.chunks(pairs):
             docs = self.prepare(part)
             decs = self.predict_docs(docs)
             t0 = time.perf_counter()
             probs: list[np.ndarray | None] = [None] * len(docs)
-            if learned and self.decoder is not None:
-                probs = list(learned_scores_many(docs, decs, self.decoder))
+            if decoder is not None:
+                probs = list(learned_scores_many(docs, decs, decoder))
             for doc, dec, prob in zip(docs, decs, probs, strict=True):
                 out.append(alignments_from(doc, dec, self.thresholds, self.decoder, prob))
             self.timings["decoder"] = self.timings.get("decoder", 0.0) + time.perf_counter() - t0
             if progress:
-                progress(min(start + chunk, total), total)
+                progress(len(out), total)
         if progress and total == 0:
             progress(0, 0)
         return out
