@@ -85,3 +85,16 @@ def test_lexical_matrices_equal_the_separate_measures(seed: int, monkeypatch: py
 def test_lexical_matrices_of_empty_sides_are_empty() -> None:
     out = similarity.lexical_matrices([], ["A sentence."])
     assert all(v.shape == (0, 1) for v in out.values())
+
+
+def test_chunks_keep_order_and_bound_documents_and_cells(fixture_model: Path) -> None:
+    aligner = CRFAligner.load(fixture_model, "cpu")
+    docs = _docs()
+    aligner.chunk_size, aligner.chunk_cells = 3, 10**9
+    groups = aligner.chunks(docs)
+    assert [d for g in groups for d in g] == docs and max(len(g) for g in groups) == 3
+    sizes = [len(d.simple_sentences()) * len(d.complex_sentences()) for d in docs]
+    aligner.chunk_size, aligner.chunk_cells = 100, max(sizes)
+    for g in aligner.chunks(docs):
+        assert len(g) == 1 or sum(len(d.simple_sentences()) * len(d.complex_sentences()) for d in g) <= max(sizes)
+    assert _rows(aligner.align(docs)) == json.loads(ROWS.read_text(encoding="utf-8"))
