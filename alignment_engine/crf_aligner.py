@@ -58,6 +58,12 @@ from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
 COMBINES = ("forward", "reverse", "union", "intersection", "marginal_max", "marginal_mean", "union_marginal")
 LEARNED = "learned"  # thresholds["combine"] of a model decided by its LearnedDecoder
+#: Documents aligned together (features, the CRF batches, one call of each decoder classifier) ...
+CHUNK_DOCS = 128
+#: ... up to about this many sentence pairs (memory stays bounded for long documents).
+CHUNK_CELLS = 200_000
+#: Sequences per padded CRF batch at inference (sorted by size, so padding stays small).
+CRF_INFERENCE_BATCH = 32
 
 
 # ---- per-document data --------------------------------------------------------------------
@@ -252,10 +258,19 @@ class ChainScorer(nn.Module):
         start = feats.new_zeros((b, lab))
         if not self.use_transitions:  # ablation "without the CRF": independent per-step choices
             return emissions, trans, start
+        # without gradients (inference) sequences with the same number of labels share one evaluation of
+        # the transition and start networks (the values are the same); training keeps one per sequence
+        shared: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         for i, n in enumerate(batch.n_labels.tolist()):
-            tf = transition_features(n, device=feats.device)
-            trans[i, :n, :n] = self.trans(tf).squeeze(-1)
-            start[i, :n] = self.start(start_features(n, device=feats.device)).squeeze(-1)
+            if n in shared:
+                tr, st = shared[n]
+            else:
+                tr = self.trans(transition_features(n, device=feats.device)).squeeze(-1)
+                st = self.start(start_features(n, device=feats.device)).squeeze(-1)
+                if not torch.is_grad_enabled():
+                    shared[n] = (tr, st)
+            trans[i, :n, :n] = tr
+            start[i, :n] = st
         return emissions, trans, start
 
 
@@ -445,15 +460,19 @@ class CRFAligner:
         self.device = device
         self.timings: dict[str, float] = {}
         self.counters: dict[str, int] = {}
+        self.chunk_size = CHUNK_DOCS
+        self.chunk_cells = CHUNK_CELLS
+        self.crf_batch = CRF_INFERENCE_BATCH
 
     @classmethod
     def load(cls, model_dir: str | Path, device: str = "auto", quantize: bool = False) -> CRFAligner:
         """Load a model directory; ``quantize=True`` runs the encoder int8-quantized (CPU only, faster,
         slightly different scores)."""
         from alignment_engine import model_store
-        from alignment_engine.encoders import CrossEncoder, resolve_device
+        from alignment_engine.encoders import CrossEncoder, configure_threads, resolve_device
 
         dev = resolve_device(device)
+        configure_threads()
         meta = model_store.read_meta(model_dir)
         config = model_store.read_config(meta, model_dir)
         n_feat = len(feature_names(config.emission, config.context_features))
@@ -481,22 +500,43 @@ class CRFAligner:
     def predict_docs(self, docs: Sequence[DocData]) -> list[Decoded]:
         t0 = time.perf_counter()
         seqs = {d: build_sequences(docs, d, self.config, self.mean, self.scale) for d in ("s2c", "c2s")}
-        dec = decode(self.model, seqs, docs)
+        dec = decode(self.model, seqs, docs, batch_size=self.crf_batch)
         self.timings["crf"] = self.timings.get("crf", 0.0) + time.perf_counter() - t0
         return dec
+
+    def chunks(self, pairs: Sequence[DocPair]) -> list[list[DocPair]]:
+        """Consecutive groups of at most ``chunk_size`` documents and about ``chunk_cells`` sentence pairs
+        (a long document gets a group of its own), aligned together."""
+        out: list[list[DocPair]] = []
+        cur: list[DocPair] = []
+        cells = 0
+        for pair in pairs:
+            size = len(pair.simple_sentences()) * len(pair.complex_sentences())
+            if cur and (len(cur) >= max(int(self.chunk_size), 1) or cells + size > self.chunk_cells):
+                out.append(cur)
+                cur, cells = [], 0
+            cur.append(pair)
+            cells += size
+        if cur:
+            out.append(cur)
+        return out
 
     def align(self, pairs: Sequence[DocPair], progress: ProgressCallback | None = None) -> list[list[Alignment]]:
         out: list[list[Alignment]] = []
         total = len(pairs)
-        chunk = 16
-        for start in range(0, total, chunk):
-            part = list(pairs[start : start + chunk])
+        decoder = self.decoder if self.thresholds.get("combine") == LEARNED else None
+        for part in self.chunks(pairs):
             docs = self.prepare(part)
             decs = self.predict_docs(docs)
-            for doc, dec in zip(docs, decs, strict=True):
-                out.append(alignments_from(doc, dec, self.thresholds, self.decoder))
+            t0 = time.perf_counter()
+            probs: list[np.ndarray | None] = [None] * len(docs)
+            if decoder is not None:
+                probs = list(learned_scores_many(docs, decs, decoder))
+            for doc, dec, prob in zip(docs, decs, probs, strict=True):
+                out.append(alignments_from(doc, dec, self.thresholds, self.decoder, prob))
+            self.timings["decoder"] = self.timings.get("decoder", 0.0) + time.perf_counter() - t0
             if progress:
-                progress(min(start + chunk, total), total)
+                progress(len(out), total)
         if progress and total == 0:
             progress(0, 0)
         return out
@@ -527,17 +567,45 @@ def paragraph_probabilities(doc: DocData, dec: Decoded, decoder: LearnedDecoder)
     return predict_proba(decoder.paragraph_model, feats.reshape(k * l_, f)).reshape(k, l_)
 
 
+def _predict_split(model: object, xs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """``predict_proba`` of several documents' feature rows in one call (the classifiers decide each row
+    on its own, so the probabilities equal those of one call per document), split back per document."""
+    sizes = [len(x) for x in xs]
+    if not sizes or sum(sizes) == 0:
+        return [np.zeros(n, dtype=np.float64) for n in sizes]
+    probs = predict_proba(model, np.concatenate([x for x in xs if len(x)], axis=0))
+    return np.split(probs, np.cumsum(sizes)[:-1])
+
+
+def learned_scores_many(docs: Sequence[DocData], decs: Sequence[Decoded], decoder: LearnedDecoder
+                        ) -> list[np.ndarray]:
+    """(m, n) P(aligned) of every cell of every document under the learned decoder (0 outside the
+    candidates); the classifiers run once over all documents' rows."""
+    paras: list[np.ndarray | None] = [None] * len(docs)
+    if decoder.paragraph_step:
+        feats = [doc_paragraph_features(doc, dec) for doc, dec in zip(docs, decs, strict=True)]
+        flat = [f.reshape(f.shape[0] * f.shape[1], f.shape[2]) for f in feats]
+        paras = [p.reshape(f.shape[0], f.shape[1]) for p, f in
+                 zip(_predict_split(decoder.paragraph_model, flat), feats, strict=True)]
+    cells = [doc_cell_features(doc, dec, para) for doc, dec, para in zip(docs, decs, paras, strict=True)]
+    outs: list[np.ndarray] = []
+    for doc, (_, mask), p in zip(docs, cells, _predict_split(decoder.cell_model, [x for x, _ in cells]), strict=True):
+        out = np.zeros(doc.shape, dtype=np.float64)
+        out[mask] = p
+        outs.append(out)
+    if decoder.group_model is not None:
+        x2 = [np.concatenate([x, group_features(out)[mask]], axis=1) for (x, mask), out in zip(cells, outs, strict=True)]
+        outs = []
+        for doc, (_, mask), p in zip(docs, cells, _predict_split(decoder.group_model, x2), strict=True):
+            out = np.zeros(doc.shape, dtype=np.float64)
+            out[mask] = p
+            outs.append(out)
+    return outs
+
+
 def learned_scores(doc: DocData, dec: Decoded, decoder: LearnedDecoder) -> np.ndarray:
     """(m, n) P(aligned) of every cell under the learned decoder (0 outside the candidates)."""
-    para = paragraph_probabilities(doc, dec, decoder) if decoder.paragraph_step else None
-    x, mask = doc_cell_features(doc, dec, para)
-    out = np.zeros(doc.shape, dtype=np.float64)
-    out[mask] = predict_proba(decoder.cell_model, x)
-    if decoder.group_model is not None:
-        x2 = np.concatenate([x, group_features(out)[mask]], axis=1)
-        out = np.zeros(doc.shape, dtype=np.float64)
-        out[mask] = predict_proba(decoder.group_model, x2)
-    return out
+    return learned_scores_many([doc], [dec], decoder)[0]
 
 
 def decide(prob: np.ndarray, threshold: float, use_closure: bool) -> np.ndarray:

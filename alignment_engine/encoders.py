@@ -176,12 +176,17 @@ class CrossEncoder:
             return out
         bs = batch_size or (self.gpu_batch_size if self.device.type == "cuda" else self.cpu_batch_size)
         t0 = time.perf_counter()
-        order = np.argsort(self._lengths(pairs), kind="stable")  # length bucketing
+        # tokenised once (no padding); batches of similar length are padded to their own longest pair
+        enc = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation=True,
+                             max_length=self.max_length, add_special_tokens=True)
+        features = [{k: enc[k][i] for k in enc} for i in range(n)]
+        order = np.argsort(np.asarray([len(f["input_ids"]) for f in features]), kind="stable")  # length bucketing
         self.model.eval()
         with torch.inference_mode(), self._autocast():
             for k in range(0, n, bs):
                 idx = order[k : k + bs]
-                batch = self._encode([pairs[int(i)] for i in idx])
+                padded = self.tokenizer.pad([features[int(i)] for i in idx], padding=True, return_tensors="pt")
+                batch = {key: v.to(self.device, non_blocking=True) for key, v in padded.items()}
                 logits = self.model(**batch).logits.float()
                 out[idx] = torch.softmax(logits, dim=-1).cpu().numpy()
         self.stats["pairs"] += n

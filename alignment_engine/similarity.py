@@ -158,6 +158,76 @@ def c3g(simple: list[str], complex: list[str]) -> np.ndarray:
     return _tfidf_cosine(s, c)
 
 
+# ---- one pass over a document pair (the feature stack's fast path) ------------------------
+
+#: Largest (sentences x vocabulary) bag matrix built dense; larger documents use the sparse measures.
+DENSE_LIMIT = 1 << 22
+
+
+def _dense_counts(ids: Sequence[np.ndarray]) -> np.ndarray | None:
+    """(len(ids), V) float64 counts of integer-code arrays over their shared vocabulary (None: too large)."""
+    lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+    flat = np.concatenate(ids) if len(ids) else np.zeros(0, dtype=np.int64)
+    _, inverse = np.unique(flat, return_inverse=True)
+    width = int(inverse.max()) + 1 if len(inverse) else 1
+    rows = len(ids)
+    if rows * width > DENSE_LIMIT:
+        return None
+    owner = np.repeat(np.arange(rows, dtype=np.int64), lengths)
+    return np.bincount(owner * width + inverse.ravel(), minlength=rows * width).reshape(rows, width).astype(np.float64)
+
+
+def _dense_tfidf_cosine(counts: np.ndarray, m: int) -> np.ndarray:
+    """:func:`_tfidf_cosine` of dense (m + n, V) counts (first ``m`` rows simple)."""
+    df = (counts > 0).sum(axis=0).astype(np.float64)
+    idf = np.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
+    w = counts * idf
+    norms = np.sqrt((w * w).sum(axis=1))
+    norms[norms == 0] = 1.0
+    w /= norms[:, None]
+    return np.clip(w[:m] @ w[m:].T, 0.0, 1.0)  # type: ignore[no-any-return]
+
+
+def lexical_matrices(simple: list[str], complex: list[str]) -> dict[str, np.ndarray]:
+    """``jaccard``, ``tfidf``, ``c3g``, ``contain_simple`` and ``contain_complex`` of one document pair.
+
+    Each sentence is tokenised once (words and character 3-grams, both cached per sentence) and the
+    word bags are shared by Jaccard, containment and TF-IDF; the bags are dense matrices over the
+    document's vocabulary (small for a document), so the measures are a few matrix products. The
+    values equal those of :func:`jaccard`, :func:`containment`, :func:`tfidf` and :func:`c3g` (to
+    rounding of the last bits of the cosines); documents whose bag matrix would exceed
+    :data:`DENSE_LIMIT` cells are computed by those sparse functions.
+    """
+    m, n = len(simple), len(complex)
+    if m == 0 or n == 0:
+        z = np.zeros((m, n))
+        return {"jaccard": z, "tfidf": z, "c3g": z, "contain_simple": z, "contain_complex": z}
+    texts = list(simple) + list(complex)
+    toks = [_word_tuple(t) for t in texts]
+    vocab: dict[str, int] = {}
+    word_ids = [np.array([vocab.setdefault(w, len(vocab)) for w in tt], dtype=np.int64) for tt in toks]
+    words_dense = _dense_counts(word_ids)
+    chars_dense = _dense_counts([_char_codes(t) for t in texts])
+    if words_dense is None or chars_dense is None:
+        cs, cc = containment(simple, complex)
+        return {"jaccard": jaccard(simple, complex), "tfidf": tfidf(simple, complex), "c3g": c3g(simple, complex),
+                "contain_simple": cs, "contain_complex": cc}
+    binary = (words_dense > 0).astype(np.float64)
+    inter = binary[:m] @ binary[m:].T
+    size = binary.sum(axis=1)
+    ls, lc = size[:m].reshape(-1, 1), size[m:].reshape(1, -1)
+    union = ls + lc - inter
+    with np.errstate(invalid="ignore", divide="ignore"):
+        jac = np.where(union > 0, inter / np.maximum(union, 1e-12), 0.0)
+    return {
+        "jaccard": jac,
+        "tfidf": _dense_tfidf_cosine(words_dense, m),
+        "c3g": _dense_tfidf_cosine(chars_dense, m),
+        "contain_simple": inter / np.maximum(ls, 1.0),
+        "contain_complex": inter / np.maximum(lc, 1.0),
+    }
+
+
 # ---- bi-encoder ---------------------------------------------------------------------------
 
 _ENCODER_LOCK = threading.Lock()
@@ -247,12 +317,14 @@ def feature_stack(
         return out
     if not measures:
         raise ValueError("feature_stack needs at least one measure")
+    lexical = lexical_matrices(simple, complex)
     for k, name in enumerate(measures):
         if name == "lr":
             raise ValueError("'lr' is built from feature_stack and cannot be one of its measures")
-        out[:, :, k] = similarity_matrix(name, simple, complex, device=device)
+        key = ALIASES.get(name, name)
+        out[:, :, k] = lexical[key] if key in lexical else similarity_matrix(name, simple, complex, device=device)
     base = len(measures)
-    cs, cc = containment(simple, complex)
+    cs, cc = lexical["contain_simple"], lexical["contain_complex"]
     out[:, :, base + 0] = cs
     out[:, :, base + 1] = cc
     ls = np.array([max(len(t), 1) for t in simple], dtype=np.float64).reshape(-1, 1)
@@ -389,5 +461,5 @@ def similarity_matrix(name: str, simple: list[str], complex: list[str], device: 
 
 __all__ = [
     "MEASURES", "BASE_FEATURES", "LogisticSimilarity", "c3g", "containment", "encode", "feature_names",
-    "feature_stack", "jaccard", "lr", "minilm", "rank_desc", "similarity_matrix", "tfidf", "char_ngrams",
+    "feature_stack", "jaccard", "lexical_matrices", "lr", "minilm", "rank_desc", "similarity_matrix", "tfidf", "char_ngrams",
 ]
