@@ -287,7 +287,9 @@ def train_crf(
     seed: int,
     progress: Callable[[str], None] | None = None,
 ) -> dict:
-    """Maximise sum of exact log P(gold) over both directions' sequences; returns stats."""
+    """Maximise sum of exact log P(gold) over both directions' sequences; returns stats.
+
+    ``progress(message)`` is called exactly once per epoch (training's ``RunProgress`` counts on it)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     from alignment_engine.encoders import configure_threads
