@@ -52,7 +52,8 @@ from alignment_engine.features import (
 from alignment_engine.paragraph_model import cell_paragraph_values, paragraph_features
 from alignment_engine.paragraphs import align_paragraphs
 from alignment_engine.rows import rows_from_matrix
-from alignment_engine.stacking import LearnedDecoder, candidates, closure, group_features, predict_proba
+from alignment_engine.similarity import word_incidence
+from alignment_engine.stacking import LearnedDecoder, candidates, closure, group_features, predict_proba, span_features
 from alignment_engine.stacking import cell_features as stack_features
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
@@ -511,14 +512,21 @@ def doc_paragraph_features(doc: DocData, dec: Decoded) -> np.ndarray:
                               dec.forward | dec.reverse)
 
 
-def doc_cell_features(doc: DocData, dec: Decoded, para_prob: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def doc_cell_features(doc: DocData, dec: Decoded, para_prob: np.ndarray | None,
+                      span: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Features of the candidate cells of one document (N, F) and the (m, n) candidate mask.
 
-    ``para_prob`` is the (k, l) paragraph-link probability (None without the paragraph step).
+    ``para_prob`` is the (k, l) paragraph-link probability (None without the paragraph step); ``span``
+    adds the group-level word-cover channels of :func:`alignment_engine.stacking.span_features`.
     """
     mask = candidates(dec.forward_marginals, dec.reverse_marginals, dec.forward, dec.reverse)
     cells = None if para_prob is None else cell_paragraph_values(para_prob, doc.pair.simple, doc.pair.complex)
-    feats = stack_features(dec.forward_marginals, dec.reverse_marginals, dec.forward, dec.reverse, doc.lex, cells)
+    spans = None
+    if span:
+        s_words, c_words = word_incidence(doc.simple, doc.complex)
+        spans = span_features(s_words, c_words, np.maximum(dec.forward_marginals, dec.reverse_marginals))
+    feats = stack_features(dec.forward_marginals, dec.reverse_marginals, dec.forward, dec.reverse, doc.lex, cells,
+                           spans)
     return feats[mask], mask
 
 
@@ -532,7 +540,7 @@ def paragraph_probabilities(doc: DocData, dec: Decoded, decoder: LearnedDecoder)
 def learned_scores(doc: DocData, dec: Decoded, decoder: LearnedDecoder) -> np.ndarray:
     """(m, n) P(aligned) of every cell under the learned decoder (0 outside the candidates)."""
     para = paragraph_probabilities(doc, dec, decoder) if decoder.paragraph_step else None
-    x, mask = doc_cell_features(doc, dec, para)
+    x, mask = doc_cell_features(doc, dec, para, bool(getattr(decoder, "span_features", False)))
     out = np.zeros(doc.shape, dtype=np.float64)
     out[mask] = predict_proba(decoder.cell_model, x)
     if decoder.group_model is not None:

@@ -53,6 +53,7 @@ class CRFConfig:
     cv_folds: int = 4  # folds (by document) of the cross-fitted CRFs behind the learned decoder
     paragraph_step: bool = True  # learned decoder: paragraph-link probabilities feed the sentence decision
     decoder_rounds: int = 1  # learned decoder: 2 adds a second, group-level round (measured: no gain on dev)
+    span_features: bool = False  # learned decoder: group-level word-cover channels (stacking.span_features)
     # --- cross-encoder fine-tuning
     encoder_steps: int = 150
     encoder_freeze_layers: int = 3

@@ -228,7 +228,7 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
 def fit_decoder(
     docs: Sequence[DocData], decs_all: Sequence[Decoded], fold: Sequence[int], gold_mats: Sequence[np.ndarray],
     pairs: Sequence[DocPair], gold: Sequence[Alignment], pos: dict[str, set[tuple[str, str]]], paragraph_step: bool,
-    rounds: int, seed: int, log: Callable[[str], None],
+    rounds: int, seed: int, log: Callable[[str], None], span: bool = False,
 ) -> tuple[LearnedDecoder, dict, dict]:
     """Fit the paragraph and cell classifiers on out-of-fold CRF outputs (:func:`cross_fit`) and choose
     the cell threshold, group closure and the Task 2 rule by cross-validation on train (the same folds).
@@ -260,7 +260,7 @@ def fit_decoder(
     # the sentence decision
     cell_x, cell_y, masks = [], [], []
     for doc, dec, pr, g in zip(docs, decs_all, para_oof, gold_mats, strict=True):
-        x, mask = doc_cell_features(doc, dec, pr if paragraph_step else None)
+        x, mask = doc_cell_features(doc, dec, pr if paragraph_step else None, span)
         cell_x.append(x)
         cell_y.append(g[mask].astype(np.int64))
         masks.append(mask)
@@ -304,7 +304,7 @@ def fit_decoder(
     thresholds["paragraph"] = best_para[1]
     log(f"learned decoder (cross-validated on train): Task 1 F1 {best[0]:.3f} with {thresholds}")
     decoder = LearnedDecoder(paragraph_model, cell_model, paragraph_step, group_model,
-                             float(thresholds["marginal"]), float(best_para[1]), bool(thresholds["closure"]))
+                             float(thresholds["marginal"]), float(best_para[1]), bool(thresholds["closure"]), span)
     report = {"folds": k, "task1_f1": best[0], "rules": table, "paragraph": para_report,
               "paragraph_threshold": best_para[1]}
     return decoder, thresholds, report
@@ -411,7 +411,7 @@ def train_model(
         run.finish("cross-fit")
         decoder, thresholds, extra["cross_validation"] = fit_decoder(
             train_docs, oof, fold, gold_mats, train_pairs, train_gold, pos_train, cfg.paragraph_step,
-            cfg.decoder_rounds, seed, log)
+            cfg.decoder_rounds, seed, log, cfg.span_features)
         timings["cross_fit_s"] = time.perf_counter() - t0
         run.finish("decoder")
     model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden,
