@@ -52,6 +52,7 @@ from alignment_engine.features import (
 from alignment_engine.paragraph_model import cell_paragraph_values, paragraph_features
 from alignment_engine.paragraphs import align_paragraphs
 from alignment_engine.rows import rows_from_matrix
+from alignment_engine.semimarkov import decode_spans
 from alignment_engine.similarity import word_incidence
 from alignment_engine.stacking import LearnedDecoder, candidates, closure, group_features, predict_proba, span_features
 from alignment_engine.stacking import cell_features as stack_features
@@ -550,8 +551,12 @@ def learned_scores(doc: DocData, dec: Decoded, decoder: LearnedDecoder) -> np.nd
     return out
 
 
-def decide(prob: np.ndarray, threshold: float, use_closure: bool) -> np.ndarray:
+def decide(prob: np.ndarray, threshold: float, use_closure: bool, span_width: int = 0) -> np.ndarray:
+    """Cells at or above ``threshold``; with ``span_width`` > 0 plus the group-level span decoding's runs
+    (:func:`alignment_engine.semimarkov.decode_spans`); then group closure if asked."""
     pred = prob >= threshold
+    if span_width > 0:
+        pred = pred | decode_spans(prob, threshold, span_width)
     return closure(pred) if use_closure else pred
 
 
@@ -565,7 +570,8 @@ def alignments_from(doc: DocData, dec: Decoded, thresholds: dict, decoder: Learn
             if decoder is None:
                 raise ValueError("a learned decoder is needed for combine='learned'")
             prob = learned_scores(doc, dec, decoder)
-        pred = decide(prob, float(thresholds.get("marginal", 0.5)), bool(thresholds.get("closure", False)))
+        pred = decide(prob, float(thresholds.get("marginal", 0.5)), bool(thresholds.get("closure", False)),
+                      int(thresholds.get("spans", 0)))
         score = prob
     else:
         pred = combine(dec, rule, thresholds.get("marginal", 0.5))

@@ -54,6 +54,7 @@ class CRFConfig:
     paragraph_step: bool = True  # learned decoder: paragraph-link probabilities feed the sentence decision
     decoder_rounds: int = 1  # learned decoder: 2 adds a second, group-level round (measured: no gain on dev)
     span_features: bool = False  # learned decoder: group-level word-cover channels (stacking.span_features)
+    span_widths: tuple[int, ...] = ()  # learned decoder: span decoding widths offered to cross-validation
     # --- cross-encoder fine-tuning
     encoder_steps: int = 150
     encoder_freeze_layers: int = 3

@@ -228,10 +228,11 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
 def fit_decoder(
     docs: Sequence[DocData], decs_all: Sequence[Decoded], fold: Sequence[int], gold_mats: Sequence[np.ndarray],
     pairs: Sequence[DocPair], gold: Sequence[Alignment], pos: dict[str, set[tuple[str, str]]], paragraph_step: bool,
-    rounds: int, seed: int, log: Callable[[str], None], span: bool = False,
+    rounds: int, seed: int, log: Callable[[str], None], span: bool = False, span_widths: Sequence[int] = (),
 ) -> tuple[LearnedDecoder, dict, dict]:
     """Fit the paragraph and cell classifiers on out-of-fold CRF outputs (:func:`cross_fit`) and choose
-    the cell threshold, group closure and the Task 2 rule by cross-validation on train (the same folds).
+    the cell threshold, group closure, the span decoding's width (``span_widths`` offered, 0 = off) and the
+    Task 2 rule by cross-validation on train (the same folds).
     Returns (decoder, thresholds, cross-validation report)."""
     k = max(fold) + 1 if fold else 1
     # paragraph step: out-of-fold paragraph probabilities (the cell classifier must see them as at inference)
@@ -284,12 +285,12 @@ def fit_decoder(
     no_partial = {"group": False, "min_len_ratio": 0.0}
     best: tuple[float, dict] = (-1.0, {})
     table: dict[str, dict] = {}
-    for use_closure in (False, True):
+    for use_closure, spans in [(False, 0), (True, 0)] + [(False, w) for w in span_widths]:
         for t in CELL_THRESHOLDS:
-            th = {"combine": LEARNED, "marginal": t, "closure": use_closure, "partial": no_partial}
+            th = {"combine": LEARNED, "marginal": t, "closure": use_closure, "spans": spans, "partial": no_partial}
             pred = [alignments_from(doc, dec, th, prob=p) for doc, dec, p in zip(docs, decs_all, probs, strict=True)]
             res = score_docs(pairs, gold, pred)
-            table[f"learned{'+closure' if use_closure else ''}@{t}"] = res["task1"]
+            table[f"learned{'+closure' if use_closure else ''}{f'+spans{spans}' if spans else ''}@{t}"] = res["task1"]
             if res["task1"]["f1"] > best[0] + 1e-9:
                 best = (res["task1"]["f1"], th)
     thresholds = dict(best[1])
@@ -411,7 +412,7 @@ def train_model(
         run.finish("cross-fit")
         decoder, thresholds, extra["cross_validation"] = fit_decoder(
             train_docs, oof, fold, gold_mats, train_pairs, train_gold, pos_train, cfg.paragraph_step,
-            cfg.decoder_rounds, seed, log, cfg.span_features)
+            cfg.decoder_rounds, seed, log, cfg.span_features, cfg.span_widths)
         timings["cross_fit_s"] = time.perf_counter() - t0
         run.finish("decoder")
     model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden,

@@ -14,7 +14,9 @@ variants differ only in how the two directions' outputs become pairs:
 - ``learned-2+para``: two rounds with the paragraph step;
 - ``learned-1+para+span``, ``learned-2+para+span``: the same with the group-level word-cover channels
   (``stacking.span_features``: what a complex sentence adds to the simple sentence's best other partner,
-  the cover of both, the cover of the contiguous run around it; and from the complex side).
+  the cover of both, the cover of the contiguous run around it; and from the complex side);
+- ``...+spandec``: the semi-Markov span decoding (``semimarkov.decode_spans``, widths 2 and 3 offered to
+  cross-validation on train next to plain thresholding and group closure).
 
 Group closure is chosen (or not) by cross-validation inside every learned variant.
 
@@ -110,14 +112,15 @@ def main() -> int:
         th, _ = tune_decoding(docs, oof, tp, tg)
         report("rule", [alignments_from(d, dec, th) for d, dec in zip(dev_docs, dev_decs, strict=True)],
                {"thresholds": th})
-    learned = [(r, p, False) for r in (1, 2) for p in (False, True)] + [(1, True, True), (2, True, True)]
-    for rounds, step, span in learned:
-        name = f"learned-{rounds}{'+para' if step else ''}{'+span' if span else ''}"
+    learned = [(r, p, False, ()) for r in (1, 2) for p in (False, True)] + [
+        (1, True, True, ()), (2, True, True, ()), (1, True, False, (2, 3)), (1, True, True, (2, 3))]
+    for rounds, step, span, widths in learned:
+        name = f"learned-{rounds}{'+para' if step else ''}{'+span' if span else ''}{'+spandec' if widths else ''}"
         if wanted and name not in wanted:
             continue
         t1 = time.perf_counter()
         decoder, th, cv = fit_decoder(docs, oof, fold, gold_mats, tp, tg, pos, step, rounds, args.seed,
-                                      lambda m: None, span)
+                                      lambda m: None, span, widths)
         rows = [alignments_from(d, dec, th, decoder) for d, dec in zip(dev_docs, dev_decs, strict=True)]
         para = paragraph_prf(predicted_paragraph_links(dev_docs, dev_decs, decoder), gold_paragraph_links(dp, dg))
         report(name, rows, {"thresholds": th, "train_cv_task1_f1": cv["task1_f1"], "dev_paragraphs": para,

@@ -208,3 +208,18 @@ def test_training_reports_progress_of_the_whole_run(tmp_path):
     # a callback that only takes messages still works
     train_model(pairs, gold, out_dir=tmp_path / "n", seed=0, device="cpu", progress=lambda msg: lines.append(msg),
                 **FAST)
+
+
+def test_span_options_train_a_model_that_aligns_as_trained(tmp_path):
+    """span_features and span_widths reach the decoder and model.json; the loaded aligner uses them."""
+    pairs, gold = _tiny()
+    out = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "s", seed=0, device="cpu",
+                      span_features=True, span_widths=(2,), **FAST)
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["config"]["span_features"] is True and meta["config"]["span_widths"] == [2]
+    assert meta["thresholds"]["spans"] in (0, 2)
+    assert any("+spans2@" in k for k in meta["cross_validation"]["rules"])
+    aligner = CRFAligner.load(out, "cpu")
+    assert aligner.decoder is not None and aligner.decoder.span_features is True
+    rows = aligner.align(pairs)
+    assert [(r.simple_id, r.complex_id) for r in rows[0] if r.label != "notAligned"]
