@@ -79,13 +79,16 @@ class CRFConfig:
         return self.emission != "lexical"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The options as JSON values (tuples as lists), as ``model.json`` stores them."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
     def with_options(self, **options: Any) -> CRFConfig:
         """A copy with ``options`` changed; ValueError names unknown options."""
         unknown = sorted(set(options) - option_names())
         if unknown:
             raise ValueError(f"unknown training option(s): {', '.join(unknown)}; known: {', '.join(sorted(option_names()))}")
+        if "span_widths" in options:
+            options["span_widths"] = tuple(int(w) for w in options["span_widths"] or ())
         return replace(self, **options)
 
     @classmethod
