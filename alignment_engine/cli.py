@@ -22,9 +22,10 @@ from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl, write_alig
 class Progress:
     """A tqdm bar on stderr usable as ``ProgressCallback`` (done, total) and as a line logger (str)."""
 
-    def __init__(self, desc: str, enabled: bool = True) -> None:
+    def __init__(self, desc: str, enabled: bool = True, unit: str = "pair") -> None:
         self.desc = desc
         self.enabled = enabled
+        self.unit = unit
         self.bar: Any = None
 
     def __call__(self, *args: object) -> None:
@@ -41,7 +42,7 @@ class Progress:
             if self.bar is None:
                 from tqdm import tqdm
 
-                self.bar = tqdm(total=total, desc=self.desc, unit="pair", file=sys.stderr, dynamic_ncols=True)
+                self.bar = tqdm(total=total, desc=self.desc, unit=self.unit, file=sys.stderr, dynamic_ncols=True)
             if self.bar.total != total:
                 self.bar.total = total
             self.bar.n = done
@@ -174,7 +175,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         api.train_lr(pairs, gold, args.out, dev_pairs, dev_gold)
         print(json.dumps({"model": str(args.out), "method": "lr", **api.read_model_meta(args.out)}, indent=1))
         return 0
-    progress = Progress("train", not args.quiet)
+    progress = Progress("train", not args.quiet, unit="step")
     try:
         out = api.train(pairs, gold, dev_pairs, dev_gold, out_dir=args.out, seed=args.seed, device=args.device,
                         progress=progress, **options)

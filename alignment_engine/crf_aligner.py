@@ -52,7 +52,9 @@ from alignment_engine.features import (
 from alignment_engine.paragraph_model import cell_paragraph_values, paragraph_features
 from alignment_engine.paragraphs import align_paragraphs
 from alignment_engine.rows import rows_from_matrix
-from alignment_engine.stacking import LearnedDecoder, candidates, closure, group_features, predict_proba
+from alignment_engine.semimarkov import decode_spans
+from alignment_engine.similarity import word_incidence
+from alignment_engine.stacking import LearnedDecoder, candidates, closure, group_features, predict_proba, span_features
 from alignment_engine.stacking import cell_features as stack_features
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
@@ -302,7 +304,9 @@ def train_crf(
     seed: int,
     progress: Callable[[str], None] | None = None,
 ) -> dict:
-    """Maximise sum of exact log P(gold) over both directions' sequences; returns stats."""
+    """Maximise sum of exact log P(gold) over both directions' sequences; returns stats.
+
+    ``progress(message)`` is called exactly once per epoch (training's ``RunProgress`` counts on it)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     from alignment_engine.encoders import configure_threads
@@ -549,14 +553,21 @@ def doc_paragraph_features(doc: DocData, dec: Decoded) -> np.ndarray:
                               dec.forward | dec.reverse)
 
 
-def doc_cell_features(doc: DocData, dec: Decoded, para_prob: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def doc_cell_features(doc: DocData, dec: Decoded, para_prob: np.ndarray | None,
+                      span: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Features of the candidate cells of one document (N, F) and the (m, n) candidate mask.
 
-    ``para_prob`` is the (k, l) paragraph-link probability (None without the paragraph step).
+    ``para_prob`` is the (k, l) paragraph-link probability (None without the paragraph step); ``span``
+    adds the group-level word-cover channels of :func:`alignment_engine.stacking.span_features`.
     """
     mask = candidates(dec.forward_marginals, dec.reverse_marginals, dec.forward, dec.reverse)
     cells = None if para_prob is None else cell_paragraph_values(para_prob, doc.pair.simple, doc.pair.complex)
-    feats = stack_features(dec.forward_marginals, dec.reverse_marginals, dec.forward, dec.reverse, doc.lex, cells)
+    spans = None
+    if span:
+        s_words, c_words = word_incidence(doc.simple, doc.complex)
+        spans = span_features(s_words, c_words, np.maximum(dec.forward_marginals, dec.reverse_marginals))
+    feats = stack_features(dec.forward_marginals, dec.reverse_marginals, dec.forward, dec.reverse, doc.lex, cells,
+                           spans)
     return feats[mask], mask
 
 
@@ -587,7 +598,8 @@ def learned_scores_many(docs: Sequence[DocData], decs: Sequence[Decoded], decode
         flat = [f.reshape(f.shape[0] * f.shape[1], f.shape[2]) for f in feats]
         paras = [p.reshape(f.shape[0], f.shape[1]) for p, f in
                  zip(_predict_split(decoder.paragraph_model, flat), feats, strict=True)]
-    cells = [doc_cell_features(doc, dec, para) for doc, dec, para in zip(docs, decs, paras, strict=True)]
+    spans = bool(getattr(decoder, "span_features", False))
+    cells = [doc_cell_features(doc, dec, para, spans) for doc, dec, para in zip(docs, decs, paras, strict=True)]
     outs: list[np.ndarray] = []
     for doc, (_, mask), p in zip(docs, cells, _predict_split(decoder.cell_model, [x for x, _ in cells]), strict=True):
         out = np.zeros(doc.shape, dtype=np.float64)
@@ -608,8 +620,12 @@ def learned_scores(doc: DocData, dec: Decoded, decoder: LearnedDecoder) -> np.nd
     return learned_scores_many([doc], [dec], decoder)[0]
 
 
-def decide(prob: np.ndarray, threshold: float, use_closure: bool) -> np.ndarray:
+def decide(prob: np.ndarray, threshold: float, use_closure: bool, span_width: int = 0) -> np.ndarray:
+    """Cells at or above ``threshold``; with ``span_width`` > 0 plus the group-level span decoding's runs
+    (:func:`alignment_engine.semimarkov.decode_spans`); then group closure if asked."""
     pred = prob >= threshold
+    if span_width > 0:
+        pred = pred | decode_spans(prob, threshold, span_width)
     return closure(pred) if use_closure else pred
 
 
@@ -623,7 +639,8 @@ def alignments_from(doc: DocData, dec: Decoded, thresholds: dict, decoder: Learn
             if decoder is None:
                 raise ValueError("a learned decoder is needed for combine='learned'")
             prob = learned_scores(doc, dec, decoder)
-        pred = decide(prob, float(thresholds.get("marginal", 0.5)), bool(thresholds.get("closure", False)))
+        pred = decide(prob, float(thresholds.get("marginal", 0.5)), bool(thresholds.get("closure", False)),
+                      int(thresholds.get("spans", 0)))
         score = prob
     else:
         pred = combine(dec, rule, thresholds.get("marginal", 0.5))

@@ -53,6 +53,8 @@ class CRFConfig:
     cv_folds: int = 4  # folds (by document) of the cross-fitted CRFs behind the learned decoder
     paragraph_step: bool = True  # learned decoder: paragraph-link probabilities feed the sentence decision
     decoder_rounds: int = 1  # learned decoder: 2 adds a second, group-level round (measured: no gain on dev)
+    span_features: bool = False  # learned decoder: group-level word-cover channels (stacking.span_features)
+    span_widths: tuple[int, ...] = ()  # learned decoder: span decoding widths offered to cross-validation
     # --- cross-encoder fine-tuning
     encoder_steps: int = 150
     encoder_freeze_layers: int = 3
@@ -77,13 +79,16 @@ class CRFConfig:
         return self.emission != "lexical"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The options as JSON values (tuples as lists), as ``model.json`` stores them."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
     def with_options(self, **options: Any) -> CRFConfig:
         """A copy with ``options`` changed; ValueError names unknown options."""
         unknown = sorted(set(options) - option_names())
         if unknown:
             raise ValueError(f"unknown training option(s): {', '.join(unknown)}; known: {', '.join(sorted(option_names()))}")
+        if "span_widths" in options:
+            options["span_widths"] = tuple(int(w) for w in options["span_widths"] or ())
         return replace(self, **options)
 
     @classmethod

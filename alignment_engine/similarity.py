@@ -142,6 +142,16 @@ def containment(simple: list[str], complex: list[str]) -> tuple[np.ndarray, np.n
     return inter / ls, inter / lc
 
 
+def word_incidence(simple: list[str], complex: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(m, V) and (n, V) 0/1 float arrays: which words (of the two texts' shared vocabulary) each
+    sentence contains (the word sets of :func:`containment`)."""
+    m, n = len(simple), len(complex)
+    if m == 0 or n == 0:
+        return np.zeros((m, 0)), np.zeros((n, 0))
+    s, c = _pair_bags([_word_tuple(t) for t in simple], [_word_tuple(t) for t in complex], binary=True)
+    return np.asarray(s.todense(), dtype=np.float64), np.asarray(c.todense(), dtype=np.float64)
+
+
 def tfidf(simple: list[str], complex: list[str]) -> np.ndarray:
     """Cosine of word TF-IDF vectors (IDF fitted on both texts' sentences)."""
     if not simple or not complex:

@@ -43,10 +43,65 @@ DIRECTIONAL = (
     "simple_mass", "complex_mass", "row_rank", "col_rank",
 )
 PARAGRAPH_CHANNELS = ("para_prob", "para_gap")
+SPAN_CHANNELS = (
+    "gain_simple", "gain_complex", "pair_cover_simple", "pair_cover_complex", "run_cover_simple", "run_cover_complex",
+)
 
 
-def cell_feature_names(n_lex: int, paragraph_step: bool) -> list[str]:
-    return list(DIRECTIONAL) + [f"lex_{i}" for i in range(n_lex)] + (list(PARAGRAPH_CHANNELS) if paragraph_step else [])
+def cell_feature_names(n_lex: int, paragraph_step: bool, span: bool = False) -> list[str]:
+    return (list(DIRECTIONAL) + [f"lex_{i}" for i in range(n_lex)] + (list(PARAGRAPH_CHANNELS) if paragraph_step else [])
+            + (list(SPAN_CHANNELS) if span else []))
+
+
+def _second_partner(score: np.ndarray) -> np.ndarray:
+    """(m, n) int: for cell (i, j) the best other column of row i under ``score`` (its top column, or the
+    runner-up when j is the top; j itself when the row has one column)."""
+    m, n = score.shape
+    order = np.argsort(-score, axis=1, kind="stable")
+    top = order[:, :1]
+    second = order[:, 1:2] if n > 1 else top
+    cols = np.arange(n).reshape(1, -1)
+    return np.where(cols == top, second, top).astype(np.int64)
+
+
+def _cover_channels(s_words: np.ndarray, c_words: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Word coverage of each row sentence (``s_words`` (m, V)) by column sentences (``c_words`` (n, V)):
+    what column j adds to the row's best other partner b (gain), the cover of j and b together, and the
+    cover of the contiguous run j-1..j+1 (a simple sentence rewritten from a run of complex ones)."""
+    m, n = score.shape
+    size = np.maximum(s_words.sum(axis=1, keepdims=True), 1.0)  # (m, 1)
+    inter = s_words @ c_words.T  # (m, n): |S_i ∩ C_j|
+    b = _second_partner(score)
+    inter_b = np.take_along_axis(inter, b, axis=1)  # |S_i ∩ C_b|
+    # |S_i ∩ C_j ∩ C_b| row by row (V-long products; documents are at most a few hundred sentences)
+    triple = np.empty((m, n))
+    for i in range(m):
+        t = s_words[i][None, :] * c_words  # (n, V): S_i ∩ C_j
+        triple[i] = (t * t[b[i]]).sum(axis=1)
+    pair_cover = (inter + inter_b - triple) / size
+    gain = pair_cover - inter_b / size
+    run = c_words.copy()
+    run[1:] = np.maximum(run[1:], c_words[:-1])
+    run[:-1] = np.maximum(run[:-1], c_words[1:])
+    run_cover = (s_words @ run.T) / size
+    return gain, pair_cover, run_cover
+
+
+def span_features(s_words: np.ndarray, c_words: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """(m, n, len(SPAN_CHANNELS)) group-level lexical channels: for a cell, how much of the simple sentence
+    the complex one covers *beyond* the simple sentence's best other partner (by ``score``, e.g. the
+    CRFs' marginals), the cover of both together and of the contiguous run of complex sentences around
+    j; the same from the complex sentence's side. Parts of splits, sources of merges and m:n members
+    have a low similarity of their own but complete their partner's cover."""
+    m, n = score.shape
+    out = np.zeros((m, n, len(SPAN_CHANNELS)), dtype=np.float64)
+    if m == 0 or n == 0 or s_words.shape[1] == 0:
+        return out
+    g_s, p_s, r_s = _cover_channels(s_words, c_words, score)
+    g_c, p_c, r_c = (x.T for x in _cover_channels(c_words, s_words, score.T))
+    for k, ch in enumerate((g_s, g_c, p_s, p_c, r_s, r_c)):
+        out[:, :, k] = ch
+    return out
 
 
 def _shift(x: np.ndarray, di: int, dj: int) -> np.ndarray:
@@ -76,8 +131,10 @@ def candidates(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, for
 
 
 def cell_features(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, forward: np.ndarray,
-                  reverse: np.ndarray, lex: np.ndarray, para_prob: np.ndarray | None) -> np.ndarray:
-    """(m, n, F) features of every cell (see the module docstring); ``para_prob`` (m, n) or None."""
+                  reverse: np.ndarray, lex: np.ndarray, para_prob: np.ndarray | None,
+                  span: np.ndarray | None = None) -> np.ndarray:
+    """(m, n, F) features of every cell (see the module docstring); ``para_prob`` (m, n) or None;
+    ``span`` the (m, n, 6) :func:`span_features` or None."""
     mf, mr = forward_marginals.astype(np.float64), reverse_marginals.astype(np.float64)
     vf, vr = forward.astype(np.float64), reverse.astype(np.float64)
     mx = np.maximum(mf, mr)
@@ -95,6 +152,8 @@ def cell_features(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, 
         p = para_prob.astype(np.float64)
         gap = p - (p.max(axis=1, keepdims=True) if p.size else p)
         parts.append(np.stack([p, gap], axis=-1))
+    if span is not None:
+        parts.append(span.astype(np.float64))
     return np.concatenate(parts, axis=-1).astype(np.float32)
 
 
@@ -197,3 +256,4 @@ class LearnedDecoder:
     threshold: float = 0.5  # on the cell probability
     paragraph_threshold: float = 0.5  # on the paragraph-link probability (predicted links)
     use_closure: bool = False
+    span_features: bool = False  # the cell classifier also sees :func:`span_features` (older pickles: False)

@@ -20,6 +20,7 @@ sampling and batch order use seeded generators.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections import defaultdict
@@ -117,11 +118,88 @@ def _paragraph_gold(doc: DocData, pos: set[tuple[str, str]]) -> np.ndarray:
     return out
 
 
+def n_folds(cfg: CRFConfig, n_docs: int) -> int:
+    """The number of cross-fitting folds for ``n_docs`` train documents."""
+    return max(2, min(int(cfg.cv_folds), n_docs))
+
+
+class RunProgress:
+    """Progress of one training run as one count: ``progress(done, total)`` in steps of the whole run.
+
+    The run is planned as stages of steps (encoder fine-tuning steps, the epochs of every cross-fitting
+    CRF and of the final CRF, one step each for features, decoder fitting, dev scoring and saving);
+    each stage reports the steps it has done and the callback hears the run's total (the engine's
+    ``ProgressCallback``, as in ``align``). Log lines still go to ``progress(message)``. A callback that
+    takes only a message (or only counts) gets what it can take.
+    """
+
+    def __init__(self, progress: object, stages: dict[str, int]) -> None:
+        self.progress = progress
+        self.log = _logger(progress)
+        self.start: dict[str, int] = {}
+        self.size = {name: max(int(n), 0) for name, n in stages.items()}
+        offset = 0
+        for name, n in self.size.items():
+            self.start[name] = offset
+            offset += n
+        self.total = max(offset, 1)
+        self.done = 0
+
+    @classmethod
+    def plan(cls, progress: object, cfg: CRFConfig, n_docs: int, has_dev: bool) -> RunProgress:
+        fine_tune = cfg.uses_encoder and not cfg.encoder_init
+        learned = cfg.decoder == "learned"
+        return cls(progress, {
+            "encoder": int(cfg.encoder_steps) if fine_tune else 0,
+            "features": 1,
+            "cross-fit": n_folds(cfg, n_docs) * int(cfg.crf_epochs) if learned else 0,
+            "decoder": 1 if learned else 0,
+            "crf": int(cfg.crf_epochs),
+            "dev": 1 if has_dev else 0,
+            "save": 1,
+        })
+
+    def at(self, stage: str, done: int) -> None:
+        """``done`` steps of ``stage`` are finished (never moves backwards)."""
+        value = self.start[stage] + min(max(int(done), 0), self.size[stage])
+        if value <= self.done:
+            return
+        self.done = value
+        if callable(self.progress):
+            with contextlib.suppress(TypeError):  # a message-only callback
+                self.progress(self.done, self.total)
+
+    def finish(self, stage: str) -> None:
+        self.at(stage, self.size[stage])
+
+    def epochs(self, stage: str, first: int = 0, prefix: str = "") -> Callable[[str], None]:
+        """The ``progress`` of :func:`~alignment_engine.crf_aligner.train_crf` (one message per epoch) for the
+        epochs ``first + 1, first + 2, ...`` of ``stage``."""
+        count = [first]
+
+        def on_epoch(msg: str) -> None:
+            count[0] += 1
+            self.log(prefix + msg)
+            self.at(stage, count[0])
+
+        return on_epoch
+
+    def encoder_steps(self, msg: str) -> None:
+        """The ``progress`` of ``CrossEncoder.fit`` (``"encoder step d/s ..."`` every 25 steps)."""
+        self.log(msg)
+        head = msg.split()
+        if len(head) > 2 and head[:2] == ["encoder", "step"] and "/" in head[2]:
+            done = head[2].split("/", 1)[0]
+            if done.isdigit():
+                self.at("encoder", int(done))
+
+
 def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRFConfig, mean: np.ndarray,
-              scale: np.ndarray, seed: int, log: Callable[[str], None]) -> tuple[list[Decoded], list[int]]:
+              scale: np.ndarray, seed: int, log: Callable[[str], None],
+              run: RunProgress | None = None) -> tuple[list[Decoded], list[int]]:
     """Out-of-fold decoding of the train documents: each fold decoded by a CRF trained on the others
     (``cfg.cv_folds`` folds by document). Returns (decodings, fold of every document)."""
-    k = max(2, min(int(cfg.cv_folds), len(docs)))
+    k = n_folds(cfg, len(docs))
     fold = folds_by_document([d.pair for d in docs], k, seed)
     oof: list[Decoded | None] = [None] * len(docs)
     for f in range(k):
@@ -133,10 +211,11 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
         model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden,
                       cfg.transitions)
         prefix = f"cross-fitting fold {f + 1}/{k}: "
-
-        def fold_log(msg: str, prefix: str = prefix) -> None:
-            log(prefix + msg.replace("crf epoch", "epoch"))  # "crf epoch" is the final CRF's progress
-
+        if run is not None:
+            fold_log = run.epochs("cross-fit", first=f * int(cfg.crf_epochs), prefix=prefix)
+        else:
+            def fold_log(msg: str, prefix: str = prefix) -> None:
+                log(prefix + msg)
         train_crf(model, seqs, cfg, seed + 1 + f, progress=fold_log)
         model.eval()
         held_docs = [docs[i] for i in held]
@@ -149,10 +228,11 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
 def fit_decoder(
     docs: Sequence[DocData], decs_all: Sequence[Decoded], fold: Sequence[int], gold_mats: Sequence[np.ndarray],
     pairs: Sequence[DocPair], gold: Sequence[Alignment], pos: dict[str, set[tuple[str, str]]], paragraph_step: bool,
-    rounds: int, seed: int, log: Callable[[str], None],
+    rounds: int, seed: int, log: Callable[[str], None], span: bool = False, span_widths: Sequence[int] = (),
 ) -> tuple[LearnedDecoder, dict, dict]:
     """Fit the paragraph and cell classifiers on out-of-fold CRF outputs (:func:`cross_fit`) and choose
-    the cell threshold, group closure and the Task 2 rule by cross-validation on train (the same folds).
+    the cell threshold, group closure, the span decoding's width (``span_widths`` offered, 0 = off) and the
+    Task 2 rule by cross-validation on train (the same folds).
     Returns (decoder, thresholds, cross-validation report)."""
     k = max(fold) + 1 if fold else 1
     # paragraph step: out-of-fold paragraph probabilities (the cell classifier must see them as at inference)
@@ -181,7 +261,7 @@ def fit_decoder(
     # the sentence decision
     cell_x, cell_y, masks = [], [], []
     for doc, dec, pr, g in zip(docs, decs_all, para_oof, gold_mats, strict=True):
-        x, mask = doc_cell_features(doc, dec, pr if paragraph_step else None)
+        x, mask = doc_cell_features(doc, dec, pr if paragraph_step else None, span)
         cell_x.append(x)
         cell_y.append(g[mask].astype(np.int64))
         masks.append(mask)
@@ -205,12 +285,12 @@ def fit_decoder(
     no_partial = {"group": False, "min_len_ratio": 0.0}
     best: tuple[float, dict] = (-1.0, {})
     table: dict[str, dict] = {}
-    for use_closure in (False, True):
+    for use_closure, spans in [(False, 0), (True, 0)] + [(False, w) for w in span_widths]:
         for t in CELL_THRESHOLDS:
-            th = {"combine": LEARNED, "marginal": t, "closure": use_closure, "partial": no_partial}
+            th = {"combine": LEARNED, "marginal": t, "closure": use_closure, "spans": spans, "partial": no_partial}
             pred = [alignments_from(doc, dec, th, prob=p) for doc, dec, p in zip(docs, decs_all, probs, strict=True)]
             res = score_docs(pairs, gold, pred)
-            table[f"learned{'+closure' if use_closure else ''}@{t}"] = res["task1"]
+            table[f"learned{'+closure' if use_closure else ''}{f'+spans{spans}' if spans else ''}@{t}"] = res["task1"]
             if res["task1"]["f1"] > best[0] + 1e-9:
                 best = (res["task1"]["f1"], th)
     thresholds = dict(best[1])
@@ -225,7 +305,7 @@ def fit_decoder(
     thresholds["paragraph"] = best_para[1]
     log(f"learned decoder (cross-validated on train): Task 1 F1 {best[0]:.3f} with {thresholds}")
     decoder = LearnedDecoder(paragraph_model, cell_model, paragraph_step, group_model,
-                             float(thresholds["marginal"]), float(best_para[1]), bool(thresholds["closure"]))
+                             float(thresholds["marginal"]), float(best_para[1]), bool(thresholds["closure"]), span)
     report = {"folds": k, "task1_f1": best[0], "rules": table, "paragraph": para_report,
               "paragraph_threshold": best_para[1]}
     return decoder, thresholds, report
@@ -272,7 +352,8 @@ def train_model(
         raise ValueError("no training pairs")
     set_seed(seed)
     dev = resolve_device(device)
-    log = _logger(progress)
+    run = RunProgress.plan(progress, cfg, len(train_pairs), bool(dev_pairs) and dev_gold is not None)
+    log = run.log
     timings: dict[str, float] = {}
     t_start = time.perf_counter()
     pos_train, _ = gold_by_pair(train_gold)
@@ -307,8 +388,10 @@ def train_model(
                                           max_length=cfg.encoder_max_length)
         examples = encoder_examples(train_pairs, train_gold, cfg, seed)
         enc_stats = encoder.fit(examples, steps=cfg.encoder_steps, batch_size=cfg.encoder_batch,
-                                lr=cfg.encoder_lr, seed=seed, progress=log, freeze_layers=cfg.encoder_freeze_layers)
+                                lr=cfg.encoder_lr, seed=seed, progress=run.encoder_steps,
+                                freeze_layers=cfg.encoder_freeze_layers)
         timings["encoder_finetune_s"] = time.perf_counter() - t0
+    run.finish("encoder")
     log("features and encoder scores of train")
     t0 = time.perf_counter()
     cache: dict[tuple[str, str], float] = encoder_cache if encoder_cache is not None else {}
@@ -320,19 +403,22 @@ def train_model(
     mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
     gold_mats = [gold_matrix(d.pair, pos_train.get(d.pair.pair_id, set())).astype(np.int64) for d in train_docs]
     seqs = {d: build_sequences(train_docs, d, cfg, mean, scale, gold_mats) for d in ("s2c", "c2s")}
+    run.finish("features")
     decoder: LearnedDecoder | None = None
     thresholds: dict = {"combine": "union", "marginal": 0.5, "partial": {"group": True, "min_len_ratio": 0.0}}
     if cfg.decoder == "learned":
         t0 = time.perf_counter()
-        oof, fold = cross_fit(train_docs, gold_mats, cfg, mean, scale, seed, log)
+        oof, fold = cross_fit(train_docs, gold_mats, cfg, mean, scale, seed, log, run)
+        run.finish("cross-fit")
         decoder, thresholds, extra["cross_validation"] = fit_decoder(
             train_docs, oof, fold, gold_mats, train_pairs, train_gold, pos_train, cfg.paragraph_step,
-            cfg.decoder_rounds, seed, log)
+            cfg.decoder_rounds, seed, log, cfg.span_features, cfg.span_widths)
         timings["cross_fit_s"] = time.perf_counter() - t0
+        run.finish("decoder")
     model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden,
                   cfg.transitions)
     t0 = time.perf_counter()
-    crf_stats = train_crf(model, seqs, cfg, seed, progress=log)
+    crf_stats = train_crf(model, seqs, cfg, seed, progress=run.epochs("crf", prefix="final CRF: "))
     timings["crf_train_s"] = time.perf_counter() - t0
     model.eval()
     dev_metrics: dict = {}
@@ -354,6 +440,7 @@ def train_model(
             links = predicted_paragraph_links(dev_docs, decs, decoder)
             dev_metrics["paragraphs"] = paragraph_prf(links, gold_paragraph_links(dev_pairs, dev_gold))
         timings["dev_s"] = time.perf_counter() - t0
+        run.finish("dev")
     timings["total_s"] = time.perf_counter() - t_start
     out = model_store.save(
         out_dir, model=model, encoder=encoder, config=cfg, normalisation=norm, thresholds=thresholds,
@@ -372,6 +459,7 @@ def train_model(
 
         (Path(out) / "encoder_scores.json").write_text(
             json.dumps([[a, b, round(v, 6)] for (a, b), v in cache.items()], ensure_ascii=False), encoding="utf-8")
+    run.finish("save")
     log(f"model written to {out}")
     return out
 

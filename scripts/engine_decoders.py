@@ -11,11 +11,16 @@ variants differ only in how the two directions' outputs become pairs:
 - ``learned-1``: one round of the learned cell classifier, without the paragraph step;
 - ``learned-1+para``: the same with the learned paragraph step's probabilities as features;
 - ``learned-2``: two rounds (the second, group-level round sees the first one's decisions), no paragraph step;
-- ``learned-2+para``: two rounds with the paragraph step (the default, ``CRFConfig()``).
+- ``learned-2+para``: two rounds with the paragraph step;
+- ``learned-1+para+span``, ``learned-2+para+span``: the same with the group-level word-cover channels
+  (``stacking.span_features``: what a complex sentence adds to the simple sentence's best other partner,
+  the cover of both, the cover of the contiguous run around it; and from the complex side);
+- ``...+spandec``: the semi-Markov span decoding (``semimarkov.decode_spans``, widths 2 and 3 offered to
+  cross-validation on train next to plain thresholding and group closure).
 
 Group closure is chosen (or not) by cross-validation inside every learned variant.
 
-    python scripts/engine_decoders.py [--out var/decoders.json] [--cache var/oof.pkl]
+    python scripts/engine_decoders.py [--out var/decoders.json] [--cache var/oof.pkl] [--variants rule,learned-1+para,...]
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ def main() -> int:
     ap.add_argument("--out", default="var/decoders.json")
     ap.add_argument("--cache", default="var/oof.pkl", help="cross-fitted train decodings and the final CRF")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--variants", default="", help="comma-separated names (default: all)")
     args = ap.parse_args()
 
     import numpy as np
@@ -101,16 +107,24 @@ def main() -> int:
             f"F1 {res['task1']['f1']:.3f} | recall 1:1 {g['1:1']['recall']:.2f} 1:n {g['1:n']['recall']:.2f} "
             f"n:1 {g['n:1']['recall']:.2f} m:n {g['m:n']['recall']:.2f} | {extra.get('thresholds')}")
 
-    th, _ = tune_decoding(docs, oof, tp, tg)
-    report("rule", [alignments_from(d, dec, th) for d, dec in zip(dev_docs, dev_decs, strict=True)],
-           {"thresholds": th})
-    for rounds in (1, 2):
-        for step in (False, True):
-            name = f"learned-{rounds}{'+para' if step else ''}"
-            decoder, th, cv = fit_decoder(docs, oof, fold, gold_mats, tp, tg, pos, step, rounds, args.seed, lambda m: None)
-            rows = [alignments_from(d, dec, th, decoder) for d, dec in zip(dev_docs, dev_decs, strict=True)]
-            para = paragraph_prf(predicted_paragraph_links(dev_docs, dev_decs, decoder), gold_paragraph_links(dp, dg))
-            report(name, rows, {"thresholds": th, "train_cv_task1_f1": cv["task1_f1"], "dev_paragraphs": para})
+    wanted = set(filter(None, args.variants.split(",")))
+    if not wanted or "rule" in wanted:
+        th, _ = tune_decoding(docs, oof, tp, tg)
+        report("rule", [alignments_from(d, dec, th) for d, dec in zip(dev_docs, dev_decs, strict=True)],
+               {"thresholds": th})
+    learned = [(r, p, False, ()) for r in (1, 2) for p in (False, True)] + [
+        (1, True, True, ()), (2, True, True, ()), (1, True, False, (2, 3)), (1, True, True, (2, 3))]
+    for rounds, step, span, widths in learned:
+        name = f"learned-{rounds}{'+para' if step else ''}{'+span' if span else ''}{'+spandec' if widths else ''}"
+        if wanted and name not in wanted:
+            continue
+        t1 = time.perf_counter()
+        decoder, th, cv = fit_decoder(docs, oof, fold, gold_mats, tp, tg, pos, step, rounds, args.seed,
+                                      lambda m: None, span, widths)
+        rows = [alignments_from(d, dec, th, decoder) for d, dec in zip(dev_docs, dev_decs, strict=True)]
+        para = paragraph_prf(predicted_paragraph_links(dev_docs, dev_decs, decoder), gold_paragraph_links(dp, dg))
+        report(name, rows, {"thresholds": th, "train_cv_task1_f1": cv["task1_f1"], "dev_paragraphs": para,
+                            "fit_s": round(time.perf_counter() - t1, 1)})
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     return 0

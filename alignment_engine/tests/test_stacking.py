@@ -61,3 +61,41 @@ def test_paragraph_features_sum_marginals_per_paragraph_pair():
     assert f[1, 1, col["nb_prev_diag"]] == np.float32((0.9 + 0.8) / 2)
     cells = cell_paragraph_values(np.array([[1.0, 2.0], [3.0, 4.0]]), simple, complex_)
     assert cells.tolist() == [[1.0, 2.0, 2.0], [1.0, 2.0, 2.0], [3.0, 4.0, 4.0]]
+
+
+def test_span_features_match_word_sets_cell_by_cell():
+    """Every span channel recomputed from Python word sets (brute force) for a merge and a split."""
+    from alignment_engine.similarity import _word_tuple, word_incidence
+    from alignment_engine.stacking import SPAN_CHANNELS, span_features
+
+    simple = ["the dog ran home and the cat slept", "birds sing", "fish swim fast"]
+    complex_ = ["the dog ran home", "later the cat slept", "birds sing loudly and fish swim fast", "nothing here"]
+    rng = np.random.default_rng(0)
+    score = rng.random((3, 4))
+    s_w, c_w = word_incidence(simple, complex_)
+    out = span_features(s_w, c_w, score)
+    assert out.shape == (3, 4, len(SPAN_CHANNELS))
+    S = [set(_word_tuple(t)) for t in simple]
+    C = [set(_word_tuple(t)) for t in complex_]
+
+    def best_other(row: np.ndarray, j: int) -> int:
+        others = [k for k in range(len(row)) if k != j]
+        return max(others, key=lambda k: (row[k], -k))
+
+    for i in range(3):
+        for j in range(4):
+            b = best_other(score[i], j)
+            pair = len(S[i] & (C[j] | C[b])) / len(S[i])
+            run = set().union(*C[max(j - 1, 0): j + 2])
+            bc = best_other(score[:, j], i)
+            pair_c = len(C[j] & (S[i] | S[bc])) / len(C[j])
+            run_c = set().union(*S[max(i - 1, 0): i + 2])
+            expected = [pair - len(S[i] & C[b]) / len(S[i]), pair_c - len(C[j] & S[bc]) / len(C[j]),
+                        pair, pair_c, len(S[i] & run) / len(S[i]), len(C[j] & run_c) / len(C[j])]
+            assert np.allclose(out[i, j], expected), (i, j, out[i, j], expected)
+    # the merge: "later the cat slept" completes the cover of simple 0 when its best partner is complex 0
+    score = np.zeros((3, 4))
+    score[0, 0] = 1.0
+    out = span_features(s_w, c_w, score)
+    assert np.isclose(out[0, 1, 0], 2 / 7) and np.isclose(out[0, 1, 2], 6 / 7)  # + "cat", "slept"; "and" uncovered
+    assert span_features(np.zeros((0, 0)), np.zeros((2, 0)), np.zeros((0, 2))).shape == (0, 2, len(SPAN_CHANNELS))

@@ -184,3 +184,42 @@ def test_learned_model_needs_its_decoder_file(tmp_path):
     (model_dir / model_store.DECODER_FILE).unlink()
     with pytest.raises(ModelError, match="missing decoder.pkl"):
         CRFAligner.load(model_dir, "cpu")
+
+
+def test_training_reports_progress_of_the_whole_run(tmp_path):
+    """One (done, total) plan for the run: features, every cross-fitting epoch, decoder, final CRF, dev, save."""
+    pairs, gold = _tiny()
+    counts: list[tuple[int, int]] = []
+    lines: list[str] = []
+
+    def progress(*args: object) -> None:
+        if len(args) == 2:
+            counts.append((int(args[0]), int(args[1])))  # type: ignore[call-overload]
+        else:
+            lines.append(str(args[0]))
+
+    train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", progress=progress, **FAST)
+    epochs = FAST["crf_epochs"]
+    total = 1 + 2 * epochs + 1 + epochs + 1 + 1  # features, 2 folds x epochs, decoder, final CRF, dev, save
+    assert {t for _, t in counts} == {total}
+    assert [d for d, _ in counts] == list(range(1, total + 1))  # every step once, in order
+    assert sum(line.startswith("cross-fitting fold 2/2: crf epoch") for line in lines) == epochs
+    assert sum(line.startswith("final CRF: crf epoch") for line in lines) == epochs
+    # a callback that only takes messages still works
+    train_model(pairs, gold, out_dir=tmp_path / "n", seed=0, device="cpu", progress=lambda msg: lines.append(msg),
+                **FAST)
+
+
+def test_span_options_train_a_model_that_aligns_as_trained(tmp_path):
+    """span_features and span_widths reach the decoder and model.json; the loaded aligner uses them."""
+    pairs, gold = _tiny()
+    out = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "s", seed=0, device="cpu",
+                      span_features=True, span_widths=(2,), **FAST)
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["config"]["span_features"] is True and meta["config"]["span_widths"] == [2]
+    assert meta["thresholds"]["spans"] in (0, 2)
+    assert any("+spans2@" in k for k in meta["cross_validation"]["rules"])
+    aligner = CRFAligner.load(out, "cpu")
+    assert aligner.decoder is not None and aligner.decoder.span_features is True
+    rows = aligner.align(pairs)
+    assert [(r.simple_id, r.complex_id) for r in rows[0] if r.label != "notAligned"]

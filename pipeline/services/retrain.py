@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from pipeline.services import registry
 from pipeline.services.labelled_data import DEFAULT_RATIOS, RetrainError, collect_labelled_data, corpus_ids_for, score
 
 PROGRESS_TOTAL = 100
-STEP_RE = re.compile(r"(encoder step|crf epoch) (\d+)/(\d+)")
+TRAIN_FIRST, TRAIN_LAST = 5, 88  # the job's progress range of the engine's training run
 
 
 def retrain(
@@ -65,13 +64,11 @@ def retrain(
     )
 
 
-def progress_units(message: str) -> int | None:
-    """Job progress (of 100) from the engine's training log: encoder steps 5-50, CRF epochs 50-85."""
-    match = STEP_RE.search(message)
-    if match is None:
-        return 88 if message.startswith("tuning on dev") else None
-    stage, done, total = match.group(1), int(match.group(2)), max(int(match.group(3)), 1)
-    return 5 + 45 * done // total if stage == "encoder step" else 50 + 35 * done // total
+def progress_units(done: int, total: int) -> int:
+    """Job progress (of 100) from the engine's training progress ``(done, total)`` (steps of the whole run:
+    ``alignment_engine.training.RunProgress``), mapped onto 5-88."""
+    fraction = min(max(done, 0), max(total, 1)) / max(total, 1)
+    return TRAIN_FIRST + int((TRAIN_LAST - TRAIN_FIRST) * fraction)
 
 
 def create_job(params: dict[str, Any], corpus: Corpus | None = None, user: Any = None) -> Job:
@@ -94,9 +91,11 @@ def run_job(job_id: int, echo: Callable[[str, int], None] | None = None,
         recorder(2, PROGRESS_TOTAL, message="collecting labels")
 
         def progress(*args: Any) -> None:
-            if len(args) == 1 and isinstance(args[0], str):
-                done = progress_units(args[0])
-                recorder(done if done is not None else recorder.done, message=args[0])
+            """The engine's training callback: ``(done, total)`` steps of the run, or a log line."""
+            if len(args) == 2 and all(isinstance(a, int) for a in args):
+                recorder(progress_units(args[0], args[1]))
+            elif len(args) == 1 and isinstance(args[0], str):
+                recorder(recorder.done, message=args[0])
                 if echo is not None:
                     echo(args[0], recorder.done)
             jobs.check_cancel(job_id)

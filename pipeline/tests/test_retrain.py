@@ -101,9 +101,37 @@ def test_retrain_command_sync_with_baseline(capsys, settings, tmp_path) -> None:
     assert "task1" in baseline.metrics["test"]
 
 
-def test_training_log_becomes_job_progress() -> None:
-    assert retrain.progress_units("encoder step 150/300 loss 0.2") == 27
-    assert retrain.progress_units("crf epoch 40/40 loss 1.0") == 85
-    assert retrain.progress_units("crf epoch 1/40 loss 3.0") == 50
-    assert retrain.progress_units("tuning on dev") == 88
-    assert retrain.progress_units("features and encoder scores of train") is None
+def test_training_progress_becomes_job_progress() -> None:
+    assert retrain.progress_units(0, 40) == retrain.TRAIN_FIRST == 5
+    assert retrain.progress_units(20, 40) == 46
+    assert retrain.progress_units(40, 40) == retrain.TRAIN_LAST == 88
+    assert retrain.progress_units(50, 40) == 88 and retrain.progress_units(3, 0) == 88  # clipped, no division by 0
+
+
+@pytest.mark.django_db
+@pytest.mark.slow
+def test_retrain_job_progress_moves_during_cross_fitting(settings, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The real trainer's (done, total) reach the job while the cross-fitting CRFs train, not only at the end."""
+    settings.MODELS_DIR = tmp_path
+    corpus = labelled_corpus()
+    seen: list[tuple[int, int, int]] = []
+    messages: list[str] = []
+    original = retrain.progress_units
+
+    def spy(done: int, total: int) -> int:
+        seen.append((done, total, original(done, total)))
+        return original(done, total)
+
+    monkeypatch.setattr(retrain, "progress_units", spy)
+    job = retrain.create_job({"language": corpus.language, "config": {"emission": "lexical", "crf_epochs": 2},
+                              "device": "cpu"}, corpus=corpus)
+    retrain.run_job(job.pk, echo=lambda message, done: messages.append(message))
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED
+    totals = {t for _, t, _ in seen}
+    assert len(totals) == 1  # one plan for the whole run
+    dones = [d for d, _, _ in seen]
+    assert dones == sorted(dones) and dones[-1] == totals.pop() and len(dones) >= 8
+    units = [u for _, _, u in seen]
+    assert units[0] < 30 and units[-1] == retrain.TRAIN_LAST
+    assert any(m.startswith("cross-fitting fold 1/") for m in messages)
