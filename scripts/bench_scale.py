@@ -320,7 +320,7 @@ def page_urls(corpus: Any, runs: list[Any], export_id: int | None) -> list[tuple
         ("corpus page, search", reverse("curation:corpus_detail", args=[c]) + "?q=amazon"),
         ("article", reverse("curation:article_detail", args=[article.pk])),
         ("pair", reverse("curation:pair_detail", args=[pair.pk])),
-        ("import", reverse("curation:import_upload")),
+        ("import", reverse("pipeline:import_upload")),
         ("stats, reference", reverse("pipeline:corpus_stats", args=[c]) + "?source=reference"),
         ("stats, verified", reverse("pipeline:corpus_stats", args=[c]) + "?source=verified"),
         *[(f"stats, run {r.pk}", reverse("pipeline:corpus_stats", args=[c]) + f"?source=run:{r.pk}") for r in runs],
