@@ -312,6 +312,8 @@ def page_urls(corpus: Any, runs: list[Any], export_id: int | None) -> list[tuple
     article = Article.objects.filter(corpus=corpus).order_by("slug").first()
     pair = DocumentPair.objects.filter(corpus=corpus).order_by("pk").last()
     n_articles = Article.objects.filter(corpus=corpus).count()
+    if article is None or pair is None:
+        raise SystemExit(f"corpus {corpus} has no article or document pair")
     c = corpus.pk
     urls = [
         ("corpora", reverse("curation:corpus_list")),
@@ -320,7 +322,7 @@ def page_urls(corpus: Any, runs: list[Any], export_id: int | None) -> list[tuple
         ("corpus page, search", reverse("curation:corpus_detail", args=[c]) + "?q=amazon"),
         ("article", reverse("curation:article_detail", args=[article.pk])),
         ("pair", reverse("curation:pair_detail", args=[pair.pk])),
-        ("import", reverse("curation:import_upload")),
+        ("import", reverse("pipeline:import_upload")),
         ("stats, reference", reverse("pipeline:corpus_stats", args=[c]) + "?source=reference"),
         ("stats, verified", reverse("pipeline:corpus_stats", args=[c]) + "?source=verified"),
         *[(f"stats, run {r.pk}", reverse("pipeline:corpus_stats", args=[c]) + f"?source=run:{r.pk}") for r in runs],
@@ -476,9 +478,9 @@ def main() -> None:
 
         corpus = Corpus.objects.get(name=CORPUS)
         kept = list(AlignmentRun.objects.filter(corpus=corpus, prediction_count__gt=0).exclude(method="crf").order_by("-pk")[: args.runs])
-        export = ExportedDataset.objects.filter(corpus=corpus).order_by("-pk").first()
+        kept_export = ExportedDataset.objects.filter(corpus=corpus).order_by("-pk").first()
         print(f"pages of the kept database {args.db}, load {load()}:", flush=True)
-        RESULTS["pages"] = time_pages(page_urls(corpus, kept[::-1], export.pk if export else None), args.repeat)
+        RESULTS["pages"] = time_pages(page_urls(corpus, kept[::-1], kept_export.pk if kept_export else None), args.repeat)
         slow = [p["page"] for p in RESULTS["pages"] if p["p95_ms"] >= 300]
         print(f"pages at or over 300 ms p95: {', '.join(slow) or 'none'}; load {load()}", flush=True)
         if args.json:
@@ -500,7 +502,10 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connections
 
-    phase("migrate", lambda: call_command("migrate", verbosity=0) or None)
+    def migrate() -> None:
+        call_command("migrate", verbosity=0)
+
+    phase("migrate", migrate)
     if args.synthetic:
         synthetic_main(args)
         return

@@ -210,3 +210,13 @@ def test_corpus_page_query_count_does_not_grow_with_runs(client_for: Any, resear
         body = client.get(url).content.decode()
     assert body.count("run #") == 5
     assert not _touches_predictions(one_run.captured_queries)
+
+
+def test_the_corpus_part_is_cached_until_the_corpus_changes() -> None:
+    corpus = make_corpus(n_articles=2)
+    first = corpus_table(corpus, "reference")
+    with CaptureQueriesContext(connection) as cached:
+        assert corpus_table(corpus, "reference") == first
+    assert not any("curation_sentence" in q["sql"] and "GROUP BY" in q["sql"] for q in cached.captured_queries)
+    build_corpus("Demo", {"art900": LEVELS})
+    assert corpus_table(corpus, "reference")["totals"]["pairs"] == first["totals"]["pairs"] + 2
