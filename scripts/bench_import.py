@@ -146,7 +146,7 @@ def main() -> int:
     from curation.importers import writer as writer_module
     from curation.importers.leveled_text import records
     from curation.importers.run import run_import
-    from curation.importers.types import ImportOptions, ParsedArticle
+    from curation.importers.types import ImportOptions, ParsedArticle, UnchangedArticle
     from curation.models import Corpus
 
     print(f"database: {connection.vendor} {connection.settings_dict['NAME']}" + (" (throwaway)" if throwaway else ""))
@@ -199,7 +199,7 @@ def main() -> int:
 
         # 3. the writer alone, COPY vs bulk_create
         if not args.skip_writer:
-            parsed = [r for r in records(data, options, {}) if isinstance(r, ParsedArticle)]
+            parsed: list[ParsedArticle | UnchangedArticle] = [r for r in records(data, options, {}) if isinstance(r, ParsedArticle)]
             modes = [True, False]
             for use_copy in modes:
                 writer_module.USE_COPY = use_copy
