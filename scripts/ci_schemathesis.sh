@@ -48,7 +48,7 @@ for who in anonymous annotator verifier researcher admin; do
   fi
   echo "-- schemathesis as $who"
   if ! .venv/bin/schemathesis run "$work/schema.json" --url "http://127.0.0.1:$PORT" "${auth[@]}" \
-      --checks all --max-examples "$EXAMPLES" --seed 1 --workers 2 --no-color --phases examples,coverage,fuzzing \
+      --checks all --max-examples "$EXAMPLES" --seed 1 --workers 2 --no-color --phases examples,coverage,fuzzing --request-timeout 30 \
       --generation-database none --report junit --report-dir "$work/report-$who" >"$work/$who.log" 2>&1; then
     status=1
     tail -120 "$work/$who.log"
