@@ -36,8 +36,9 @@ def error_body(exc: exceptions.APIException) -> dict[str, Any]:
     codes = exc.get_codes()
     code = codes if isinstance(codes, str) else exc.default_code
     body: dict[str, Any] = {"detail": str(exc.detail), "code": code}
-    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-        body["wait_seconds"] = round(exc.wait, 1)
+    wait = getattr(exc, "wait", None) if isinstance(exc, exceptions.Throttled) else None
+    if wait is not None:
+        body["wait_seconds"] = round(float(wait), 1)
     return body
 
 

@@ -182,6 +182,8 @@ REST_FRAMEWORK = {
         "accounts.authentication.BasicAuthentication",  # off unless API_BASIC_AUTH=1
     ],
     "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
+    # Request bodies are JSON (what the pages' scripts send); the schema then promises only JSON.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.IsStaffRole"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "accounts.params.StrictPageNumberPagination",

@@ -21,7 +21,10 @@ def logged_in_page(browser: Any, base_url: str, user: Any, width: int = 1360, he
     """A new page whose session cookie belongs to ``user`` (no login form round trip)."""
     client = Client()
     client.force_login(user)
-    context = browser.new_context(viewport={"width": width, "height": height})
+    # bypass_csp: Playwright evaluates the tests' own string predicates (wait_for_function) with
+    # eval, which the site's Content-Security-Policy forbids; the policy itself is tested in
+    # tests/test_hardening.py, and the pages carry no inline code for it to block.
+    context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True)
     cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
     context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": base_url}])
     return context.new_page()

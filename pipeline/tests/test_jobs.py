@@ -95,7 +95,7 @@ def test_job_list_polls_only_active_jobs(client_for, researcher) -> None:  # typ
     assert f'id="job-progress-{active.pk}"' in html and f'id="job-progress-{done.pk}"' in html
     assert reverse("pipeline:job_progress", args=[active.pk]) in html
     assert reverse("pipeline:job_progress", args=[done.pk]) not in html
-    assert "width: 40%" in html
+    assert 'data-width="40"' in html
 
     partial = client.get(reverse("pipeline:job_progress", args=[active.pk]), HTTP_HX_REQUEST="true").content.decode()
     assert 'hx-trigger="every 1s"' in partial and "4/10" in partial and "Cancel" in partial
