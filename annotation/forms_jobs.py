@@ -28,7 +28,8 @@ class JobForm(forms.Form):
         required=False, widget=forms.Textarea(attrs={"rows": 3}),
         help_text="Document pair ids, one per line or comma-separated; empty = every pair of the corpus.",
     )
-    selection = forms.ChoiceField(choices=selection.SELECTION_CHOICES, initial=selection.ALL, label="Pairs to label",
+    selection = forms.ChoiceField(choices=selection.SELECTION_CHOICES, initial=selection.ALL, required=False,
+                                  label="Pairs to label",
                                   help_text="Uncertainty strategies use the promoted CRF model of the corpus's language.")
     budget = forms.IntegerField(min_value=1, required=False, label="How many pairs (sample or uncertainty)")
     per_document = forms.IntegerField(min_value=1, required=False, label="At most this many per document pair",
@@ -63,7 +64,7 @@ class JobForm(forms.Form):
         data = super().clean() or {}
         if data.get("gold_source") == "tsv" and not data.get("gold_file"):
             self.add_error("gold_file", "Choose a TSV file, or another source of test questions.")
-        if "selection" in data:
+        if not self.errors.get("budget") and not self.errors.get("per_document"):
             try:
                 data["selection_options"] = self.selection_options(data)
             except selection.SelectionError as exc:
@@ -73,7 +74,7 @@ class JobForm(forms.Form):
 
     @staticmethod
     def selection_options(data: dict[str, Any]) -> selection.Selection:
-        return selection.Selection(strategy=data["selection"], budget=data.get("budget"),
+        return selection.Selection(strategy=data.get("selection") or selection.ALL, budget=data.get("budget"),
                                    per_document=data.get("per_document"), second_version=data.get("second_version"))
 
     def job_settings(self) -> job_setup.JobSettings:
