@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,8 +102,8 @@ class CellProbabilities:
 def score_candidates(
     strategy: str,
     candidates: Sequence[Candidate],
-    model: dict[Hashable, CellProbabilities],
-    other: dict[Hashable, CellProbabilities] | None = None,
+    model: Mapping[Any, CellProbabilities],
+    other: Mapping[Any, CellProbabilities] | None = None,
 ) -> list[Scored]:
     """Score every candidate under ``strategy`` (see the module docstring); ``model`` maps a
     document to its probabilities, ``other`` (strategy ``versions`` only) the second version's.

@@ -126,12 +126,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--out", default="docs/active-learning")
+    ap.add_argument("--static", default="static/pipeline/active-learning-curve.svg",
+                    help="copy of the plot for the models page ('' to skip)")
+    ap.add_argument("--replot", default="", help="only redraw the plot (and summary) from this results.json")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--top-k", type=int, default=3)
     ap.add_argument("--strategy", default="margin", choices=[s for s in active.STRATEGIES if s != "versions"])
     ap.add_argument("--fractions", type=float, nargs="+", default=list(FRACTIONS))
     args = ap.parse_args()
+    if args.replot:
+        stored = json.loads(Path(args.replot).read_text(encoding="utf-8"))
+        summarise(stored)
+        write_outputs(stored, args)
+        return
     torch.set_num_threads(1)
     data = Path(args.data)
     train_pairs = read_pairs_jsonl(data / "train_pairs.jsonl")
@@ -148,7 +156,7 @@ def main() -> None:
     gold = [gold_matrix(p, pos.get(p.pair_id, set())) for p in train_pairs]
     cands = candidate_cells(train_pairs, args.top_k)
     n_gold = sum(int(g.sum()) for g in gold)
-    covered = sum(int(gold[int(c.document)][c.row, c.col]) for c in cands)  # type: ignore[call-overload]
+    covered = sum(int(gold[int(str(c.document))][c.row, c.col]) for c in cands)
     print(f"{len(train_pairs)} train pairs, {len(cands)} candidates, gold positives {n_gold} "
           f"({covered} inside the candidates); features {time.perf_counter() - t0:.1f}s", flush=True)
     results: dict = {"config": {"emission": cfg.emission, "context_features": cfg.context_features,
@@ -184,6 +192,7 @@ def main() -> None:
                 else:
                     batch = target - len(labelled)
                     rest = [c for c in cands if c.key not in labelled]
+                    assert model is not None
                     probs = {d: active.CellProbabilities(dec.score, dec.forward_marginals, dec.reverse_marginals)
                              for d, dec in enumerate(decode(model, train_docs, cfg, mean, scale))}
                     scored = active.score_candidates(args.strategy, rest, probs)
@@ -203,11 +212,19 @@ def main() -> None:
                     first_model = model
                 print(json.dumps(run), flush=True)
     summarise(results)
+    write_outputs(results, args)
+    print(json.dumps(results["summary"], indent=1))
+
+
+def write_outputs(results: dict, args: argparse.Namespace) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    (out / "learning-curve.svg").write_text(learning_curve_svg(results), encoding="utf-8")
-    print(json.dumps(results["summary"], indent=1))
+    svg = learning_curve_svg(results)
+    (out / "learning-curve.svg").write_text(svg, encoding="utf-8")
+    if args.static:  # the copy the models page shows
+        Path(args.static).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.static).write_text(svg, encoding="utf-8")
 
 
 def summarise(results: dict) -> None:

@@ -22,7 +22,7 @@ rows of two runs; :func:`write_tsv` writes the export the page and ``manage.py d
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -179,8 +179,9 @@ def _phenomena(rows: Mapping[tuple[int, int, int], Prediction], texts: Mapping[i
         by_pair[pair].append((complex_, simple))
     out: dict[tuple[int, int, int], str] = {}
     for pair, links in by_pair.items():
-        keyed = [(("c", c), ("s", s)) for c, s in links]
-        keyed_texts = {("c", c): texts.get(c, "") for c, _ in links} | {("s", s): texts.get(s, "\0") for _, s in links}
+        keyed: list[tuple[Hashable, Hashable]] = [(("c", c), ("s", s)) for c, s in links]
+        keyed_texts: dict[Hashable, str] = {("c", c): texts.get(c, "") for c, _ in links}
+        keyed_texts.update({("s", s): texts.get(s, "\0") for _, s in links})
         for group in ph.classify(keyed, keyed_texts):
             for c in group.complex:
                 for s in group.simple:
@@ -246,8 +247,8 @@ def known_truth(pairs: set[int]) -> tuple[dict[tuple[int, int, int], Truth], set
         truth[(pair, s, c)] = Truth(label in POSITIVE, "gold")
     verified = VerifiedLabel.objects.filter(candidate__pair_id__in=pairs).values_list(
         "candidate__pair_id", "candidate__simple_id", "candidate__complex_id", "label")
-    for pair, s, c, label in verified.iterator(chunk_size=5000):
-        truth[(pair, s, c)] = Truth(label in POSITIVE, "verified")
+    for v_pair, v_simple, v_complex, v_label in verified.iterator(chunk_size=5000):
+        truth[(int(v_pair), int(v_simple), int(v_complex))] = Truth(str(v_label) in POSITIVE, "verified")
     return truth, complete
 
 
