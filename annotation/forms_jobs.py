@@ -9,6 +9,7 @@ from django import forms
 
 from annotation.models import LabelingJob
 from annotation.services import job_setup
+from annotation.services import selection as job_selection
 from curation.models import Corpus
 
 GOLD_CHOICES = [
@@ -28,6 +29,14 @@ class JobForm(forms.Form):
         required=False, widget=forms.Textarea(attrs={"rows": 3}),
         help_text="Document pair ids, one per line or comma-separated; empty = every pair of the corpus.",
     )
+    selection = forms.ChoiceField(choices=job_selection.SELECTION_CHOICES, initial=job_selection.ALL, required=False,
+                                  label="Pairs to label",
+                                  help_text="Uncertainty strategies use the promoted CRF model of the corpus's language.")
+    budget = forms.IntegerField(min_value=1, required=False, label="How many pairs (sample or uncertainty)")
+    per_document = forms.IntegerField(min_value=1, required=False, label="At most this many per document pair",
+                                      help_text="empty = 3 x budget / document pairs (diversity)")
+    second_version = forms.TypedChoiceField(coerce=int, required=False, empty_value=None, choices=[],
+                                            label="Second model version (disagreement of two versions)")
     judgments_per_pair = forms.IntegerField(min_value=1, max_value=50, initial=5)
     test_question_every = forms.IntegerField(
         min_value=0, max_value=50, initial=5, label="Test-question rate 1 in",
@@ -48,17 +57,33 @@ class JobForm(forms.Form):
     currency = forms.RegexField(regex=r"^[A-Z]{3}$", initial="USD", max_length=3, required=False,
                                 help_text="ISO 4217 code, e.g. USD, EUR")
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["second_version"].choices = [("", "—"), *job_selection.model_choices()]  # type: ignore[attr-defined]
+
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if data.get("gold_source") == "tsv" and not data.get("gold_file"):
             self.add_error("gold_file", "Choose a TSV file, or another source of test questions.")
+        if not self.errors.get("budget") and not self.errors.get("per_document"):
+            try:
+                data["selection_options"] = self.selection_options(data)
+            except job_selection.SelectionError as exc:
+                field = "second_version" if "second" in str(exc) else "budget"
+                self.add_error(field, str(exc))
         return data
+
+    @staticmethod
+    def selection_options(data: dict[str, Any]) -> job_selection.Selection:
+        return job_selection.Selection(strategy=data.get("selection") or job_selection.ALL, budget=data.get("budget"),
+                                   per_document=data.get("per_document"), second_version=data.get("second_version"))
 
     def job_settings(self) -> job_setup.JobSettings:
         """The job's settings from the cleaned form."""
         names = ("judgments_per_pair", "test_question_every", "min_seconds", "accuracy_threshold",
                  "min_test_questions", "reservation_minutes", "top_k", "instructions")
-        settings = job_setup.JobSettings(**{name: self.cleaned_data[name] for name in names})
+        settings = job_setup.JobSettings(**{name: self.cleaned_data[name] for name in names},
+                                         selection=self.cleaned_data.get("selection_options") or job_selection.Selection())
         settings.pay_per_judgment = self.cleaned_data.get("pay_per_judgment") or Decimal(0)
         settings.pay_per_hour = self.cleaned_data.get("pay_per_hour") or Decimal(0)
         settings.currency = self.cleaned_data.get("currency") or "USD"

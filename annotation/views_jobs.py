@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Sum
+from django.db.models import Count, F, Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -15,6 +15,8 @@ from annotation.forms_jobs import JobForm
 from annotation.models import LabelingJob, Membership
 from annotation.services import job_setup, ledger, presenting, removal
 from annotation.views_label import LABELERS, user_of
+
+SELECTION_SHOWN = 100  # items listed with the reason they were chosen
 
 
 @login_required
@@ -91,5 +93,8 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
             "mean_seconds": (seconds["total"] / seconds["n"]) if seconds["n"] else None,
             "statuses": [("open", "Reopen"), ("paused", "Pause"), ("closed", "Close")],
             "ledger": ledger.job_ledger(job),
+            "selected_items": job.items.exclude(selection_reason="").select_related(
+                "candidate__pair", "candidate__simple", "candidate__complex").order_by(
+                F("selection_score").desc(nulls_last=True), "pk")[:SELECTION_SHOWN],
         },
     )

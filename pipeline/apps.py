@@ -16,3 +16,8 @@ class PipelineConfig(AppConfig):
         from pipeline.evaluation_sources import SOURCE
 
         sources.register(SOURCE)  # evaluation studies can take items from an export's split
+
+        from annotation.services import selection
+        from pipeline import selection_models
+
+        selection.register(selection_models.SOURCE)  # labeling jobs can choose items by the promoted model's uncertainty

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from pipeline import views_exports, views_imports, views_jobs, views_models
+from pipeline import views_diff, views_exports, views_imports, views_jobs, views_models
 
 app_name = "pipeline"
 urlpatterns = [
@@ -13,6 +13,7 @@ urlpatterns = [
     path("jobs/<int:job_id>/progress/", views_jobs.job_progress, name="job_progress"),
     path("jobs/<int:job_id>/cancel/", views_jobs.job_cancel, name="job_cancel"),
     path("models/", views_models.model_list, name="model_list"),
+    path("models/diff/", views_diff.diff_page, name="run_diff"),
     path("models/<int:version_id>/", views_models.model_detail, name="model_detail"),
     path("models/<int:version_id>/promote/", views_models.model_promote, name="model_promote"),
     path("exports/", views_exports.export_list, name="export_list"),

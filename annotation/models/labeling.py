@@ -128,6 +128,8 @@ class LabelingJob(models.Model):
     pay_per_judgment = models.DecimalField(max_digits=10, decimal_places=4, default=0, help_text="pay per answered question (judgment or test answer)")
     pay_per_hour = models.DecimalField(max_digits=10, decimal_places=2, default=0, help_text="pay per hour on task (seconds from serving to answer)")
     currency = models.CharField(max_length=3, default="USD")
+    selection = models.JSONField(default=dict, blank=True,
+                                 help_text="how items were chosen: strategy, budget, cap per pair, model (services/selection.py)")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -157,6 +159,8 @@ class JobItem(models.Model):
     judgments_count = models.PositiveSmallIntegerField(default=0)
     reserved_count = models.PositiveSmallIntegerField(default=0)
     rank = models.FloatField(default=random_rank, help_text="random position in [0, 1): serving starts at a fresh random rank each time")
+    selection_score = models.FloatField(null=True, blank=True, help_text="the selection strategy's score (higher first)")
+    selection_reason = models.CharField(max_length=300, blank=True, help_text="why the pair was chosen")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["job", "candidate"], name="job_item_unique")]

@@ -14,7 +14,7 @@ from django.db.models import QuerySet
 from alignment_engine.ids import COMPLEX, SentenceId
 from annotation.models import JobItem, LabelingJob, TestQuestion, VerifiedLabel
 from annotation.models.labeling import new_seed
-from annotation.services import candidates
+from annotation.services import candidates, selection
 from curation.models import AlignmentLabel, Corpus, DocumentPair, ReferenceAlignment, Sentence
 from curation.plain import load_plain_pairs
 
@@ -58,6 +58,7 @@ class JobSettings:
     pay_per_judgment: Decimal = Decimal(0)
     pay_per_hour: Decimal = Decimal(0)
     currency: str = "USD"
+    selection: selection.Selection = field(default_factory=selection.Selection)  # which candidates become items
     extra: dict[str, object] = field(default_factory=dict)
 
 
@@ -192,7 +193,9 @@ def create_job(
     ((candidate pk, label, explanation) rows, see ``gold_from_*``). Test pairs are not job items.
 
     ``seed`` (default: a fresh random one, stored on the job) draws the test-question sample and
-    the items' random ranks: two jobs from the same gold get different test questions."""
+    the items' random ranks: two jobs from the same gold get different test questions.
+    ``settings.selection`` chooses which candidates become items (all by default; a random sample or
+    the promoted model's most uncertain ones, :mod:`annotation.services.selection`)."""
     settings = settings or JobSettings()
     seed = new_seed() if seed is None else seed
     pairs = corpus.pairs.all()
@@ -211,6 +214,12 @@ def create_job(
     item_pks = list(dict.fromkeys(pk for pk in candidate_pks if pk not in test_pks))
     if not item_pks:
         raise JobError("no candidate pairs: align the pairs' paragraphs first or choose other pairs")
+    try:
+        chosen, chosen_how = selection.choose(item_pks, settings.selection, corpus.language)
+    except selection.SelectionError as exc:
+        raise JobError(str(exc)) from None
+    if not chosen:
+        raise JobError(f"the {settings.selection.strategy} selection chose no candidate pair")
     with transaction.atomic():
         job = LabelingJob.objects.create(
             name=name,
@@ -229,9 +238,11 @@ def create_job(
             pay_per_judgment=settings.pay_per_judgment,
             pay_per_hour=settings.pay_per_hour,
             currency=settings.currency,
+            selection=chosen_how,
         )
         rng = random.Random(seed)
-        JobItem.objects.bulk_create([JobItem(job=job, candidate_id=pk, rank=rng.random()) for pk in item_pks], batch_size=2000)
+        JobItem.objects.bulk_create([JobItem(job=job, candidate_id=pk, rank=rng.random(), selection_score=score,
+                                             selection_reason=reason) for pk, score, reason in chosen], batch_size=2000)
         TestQuestion.objects.bulk_create(
             [TestQuestion(job=job, candidate_id=pk, gold_label=label, explanation=expl) for pk, label, expl in tests]
         )

@@ -2,6 +2,7 @@
 
     manage.py create_labeling_job "Pilot" --corpus newsela --gold-reference --min-seconds 10
     manage.py create_labeling_job "Wiki" --corpus wiki --strategy topk --top-k 3 --gold-tsv gold.tsv
+    manage.py create_labeling_job "Active" --corpus newsela --select margin --budget 500 --per-document 20
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import LabelingJob
-from annotation.services import job_setup
+from annotation.services import job_setup, selection
 from curation.models import Corpus
 
 
@@ -31,6 +32,12 @@ class Command(BaseCommand):
         parser.add_argument("--threshold", type=float, default=0.85)
         parser.add_argument("--min-tests", type=int, default=4)
         parser.add_argument("--max-tests", type=int, default=50)
+        parser.add_argument("--select", choices=selection.SELECTIONS, default=selection.ALL,
+                            help="which candidates to label: all, a random sample, or by the promoted model's uncertainty")
+        parser.add_argument("--budget", type=int, default=None, help="with --select: how many pairs")
+        parser.add_argument("--per-document", type=int, default=None, help="with --select: cap per document pair")
+        parser.add_argument("--second-version", type=int, default=None, help="--select versions: the other model version id")
+        parser.add_argument("--seed", type=int, default=0)
         gold = parser.add_mutually_exclusive_group()
         gold.add_argument("--gold-tsv", type=Path, help="label, simple_id, complex_id, explanation")
         gold.add_argument("--gold-reference", action="store_true", help="imported gold sentence alignments")
@@ -52,15 +59,18 @@ class Command(BaseCommand):
                 gold = job_setup.gold_from_reference(corpus, pairs)
             elif opts["gold_verified"]:
                 gold = job_setup.gold_from_verified(pairs)
+            chosen = selection.Selection(strategy=opts["select"], budget=opts["budget"], per_document=opts["per_document"],
+                                         seed=opts["seed"], second_version=opts["second_version"])
             settings = job_setup.JobSettings(
                 judgments_per_pair=opts["judgments"], test_question_every=opts["test_every"], min_seconds=opts["min_seconds"],
                 accuracy_threshold=opts["threshold"], min_test_questions=opts["min_tests"], top_k=opts["top_k"],
+                selection=chosen,
             )
             job = job_setup.create_job(
                 name=opts["name"], corpus=corpus, created_by=None, strategy=opts["strategy"], pair_ids=opts["pairs"],
                 settings=settings, gold=gold, max_tests=opts["max_tests"],
             )
-        except (job_setup.JobError, OSError) as exc:
+        except (job_setup.JobError, selection.SelectionError, OSError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(
             f"job {job.pk} “{job.name}”: {job.items.count()} pairs, {job.test_questions.count()} test questions"

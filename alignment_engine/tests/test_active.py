@@ -1,0 +1,104 @@
+"""Active learning scores and selection (alignment_engine.active), by hand, and from a trained CRF."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from alignment_engine import active
+from alignment_engine.active import Candidate, CellProbabilities, Scored
+
+
+def test_margin_and_entropy_peak_at_one_half() -> None:
+    assert active.margin(np.array([0.0, 0.25, 0.5, 0.9, 1.0])).tolist() == pytest.approx([0.0, 0.5, 1.0, 0.2, 0.0])
+    e = active.entropy(np.array([0.0, 0.5, 0.25, 1.0]))
+    assert e[0] == 0.0 and e[1] == pytest.approx(1.0) and e[3] == 0.0
+    assert e[2] == pytest.approx(-(0.25 * math.log2(0.25) + 0.75 * math.log2(0.75)))
+    assert active.disagreement(0.9, 0.2) == pytest.approx(0.7)
+
+
+def test_expected_f1_by_hand() -> None:
+    # predicted {0.9, 0.6}: E[TP] = 1.5; E[#gold] = 0.9 + 0.6 + 0.3 + 0.2 = 2.0; F1 = 3 / (2 + 2) = 0.75
+    assert active.expected_f1(np.array([[0.9, 0.3], [0.6, 0.2]])) == pytest.approx(0.75)
+    assert active.expected_f1(np.zeros((2, 2))) == 1.0  # nothing there, nothing predicted: certain
+    assert active.expected_f1(np.array([[1.0, 0.0]])) == pytest.approx(1.0)
+
+
+def _model() -> dict[str, CellProbabilities]:
+    sure = np.array([[0.99, 0.01], [0.02, 0.97]])
+    unsure = np.array([[0.55, 0.4], [0.1, 0.8]])
+    return {
+        "d1": CellProbabilities(sure, forward=sure, reverse=sure),
+        "d2": CellProbabilities(unsure, forward=np.array([[0.9, 0.4], [0.1, 0.8]]),
+                                reverse=np.array([[0.2, 0.4], [0.1, 0.8]])),
+    }
+
+
+CANDS = [Candidate(("d1", i, j), "d1", i, j) for i in range(2) for j in range(2)] + \
+    [Candidate(("d2", i, j), "d2", i, j) for i in range(2) for j in range(2)]
+
+
+def test_margin_ranks_the_cell_closest_to_one_half_first() -> None:
+    scored = active.score_candidates("margin", CANDS, _model())
+    best = active.select(scored, 2)
+    assert [s.key for s in best] == [("d2", 0, 0), ("d2", 0, 1)]  # 0.55 then 0.4
+    assert best[0].reason == "P(aligned) 0.550" and best[0].score == pytest.approx(0.9)
+
+
+def test_directions_and_versions() -> None:
+    scored = active.score_candidates("directions", CANDS, _model())
+    top = active.select(scored, 1)[0]
+    assert top.key == ("d2", 0, 0) and top.score == pytest.approx(0.7) and "0.900 vs reverse CRF 0.200" in top.reason
+    other = {"d1": CellProbabilities(np.array([[0.2, 0.01], [0.02, 0.97]]), np.zeros((2, 2)), np.zeros((2, 2)))}
+    v = active.score_candidates("versions", CANDS, _model(), other)
+    assert active.select(v, 1)[0].key == ("d1", 0, 0)
+    assert [s.reason for s in v if s.document == "d2"][0] == "no score of the second version"
+    with pytest.raises(ValueError, match="second model version"):
+        active.score_candidates("versions", CANDS, _model())
+    with pytest.raises(ValueError, match="unknown strategy"):
+        active.score_candidates("closest", CANDS, _model())
+
+
+def test_expected_f1_puts_the_weak_document_first() -> None:
+    scored = active.score_candidates("expected_f1", CANDS, _model())
+    picked = active.select(scored, 4)
+    assert {s.document for s in picked} == {"d2"}
+    assert "document expected F1" in picked[0].reason
+
+
+def test_select_caps_each_document() -> None:
+    scored = [Scored(k, "a", 1.0 - k / 10, "") for k in range(5)] + [Scored(10 + k, "b", 0.1, "") for k in range(3)]
+    assert [s.key for s in active.select(scored, 4, per_document=2)] == [0, 1, 10, 11]
+    assert [s.key for s in active.select(scored, 4)] == [0, 1, 2, 3]
+    assert len(active.select(scored, 10, per_document=1)) == 2  # the cap runs out: fewer than the budget
+    assert active.select(scored, 0) == []
+
+
+def test_random_select_is_seeded_and_capped() -> None:
+    items = [(d, k) for d in "abc" for k in range(10)]
+    one = active.random_select(items, 6, seed=3, document_of=lambda x: x[0], per_document=2)
+    assert one == active.random_select(items, 6, seed=3, document_of=lambda x: x[0], per_document=2)
+    assert sorted(x[0] for x in one) == ["a", "a", "b", "b", "c", "c"]
+    assert active.random_select(items, 6, seed=4) != active.random_select(items, 6, seed=3)
+    assert active.default_cap(100, 10) == 30 and active.default_cap(1, 50) == 1
+
+
+def test_model_probabilities_of_a_trained_crf(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from alignment_engine.crf_aligner import CRFAligner
+    from alignment_engine.tests.test_training import FAST, _tiny
+    from alignment_engine.training import train_model
+
+    pairs, gold = _tiny()
+    model_dir = train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", decoder="rule", **FAST)
+    probs = active.model_probabilities(CRFAligner.load(model_dir, "cpu"), pairs)
+    assert [p.prob.shape for p in probs] == [(3, 3), (3, 2)]
+    for p in probs:
+        assert np.all((p.prob >= 0) & (p.prob <= 1 + 1e-6))
+        assert np.allclose(p.prob, np.maximum(p.forward, p.reverse))  # rule decoder: max of the marginals
+        assert np.all(p.forward.sum(axis=1) <= 1 + 1e-5)  # a simple sentence's labels share probability 1
+    with pytest.raises(ValueError, match="no posterior marginals"):
+        from alignment_engine.sequence import SequenceAligner
+
+        active.model_probabilities(SequenceAligner(), pairs)

@@ -1,0 +1,84 @@
+"""Labeling jobs that label a sample of the candidates: random (seeded, capped per document pair),
+and the errors of the uncertainty strategies when no model can score (the model-backed path is
+tested in pipeline/tests/test_selection_models.py, where the model source lives)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from annotation.models import LabelingJob
+from annotation.services import job_setup, selection
+from annotation.tests.factories import make_corpus
+
+
+def _job(corpus, chosen: selection.Selection, name: str = "sampled") -> LabelingJob:  # type: ignore[no-untyped-def]
+    return job_setup.create_job(name=name, corpus=corpus, created_by=None,
+                                settings=job_setup.JobSettings(selection=chosen))
+
+
+def test_all_is_the_default_and_keeps_every_candidate(db) -> None:  # type: ignore[no-untyped-def]
+    corpus = make_corpus(n_articles=3)
+    everything = _job(corpus, selection.Selection(), "all")
+    assert everything.selection["strategy"] == "all"
+    assert not everything.items.exclude(selection_reason="").exists()
+    n = everything.items.count()
+    sample = _job(corpus, selection.Selection("random", budget=n // 2, seed=1), "half")
+    assert sample.items.count() == n // 2
+    assert set(sample.items.values_list("selection_reason", flat=True)) == {"random sample (seed 1)"}
+    again = _job(corpus, selection.Selection("random", budget=n // 2, seed=1), "again")
+    assert set(again.items.values_list("candidate_id", flat=True)) == set(sample.items.values_list("candidate_id", flat=True))
+
+
+def test_random_sample_is_capped_per_document_pair(db) -> None:  # type: ignore[no-untyped-def]
+    corpus = make_corpus(n_articles=3)
+    job = _job(corpus, selection.Selection("random", budget=100, per_document=2))
+    per_pair = Counter(job.items.values_list("candidate__pair_id", flat=True))
+    assert sorted(per_pair.values()) == [2, 2, 2]  # the cap binds before the budget
+    assert job.selection["per_document"] == 2 and job.selection["budget"] == 100
+
+
+def test_uncertainty_without_a_promoted_model_is_a_clear_error(db, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    corpus = make_corpus(n_articles=1)
+    with pytest.raises(job_setup.JobError, match="no promoted en model"):
+        _job(corpus, selection.Selection("margin", budget=5))
+    assert not LabelingJob.objects.exists()  # nothing half-made
+    monkeypatch.setattr(selection, "_registered", [])
+    with pytest.raises(job_setup.JobError, match="no model source is installed"):
+        _job(corpus, selection.Selection("entropy", budget=5))
+
+
+def test_selection_options_are_checked() -> None:
+    with pytest.raises(selection.SelectionError, match="needs a budget"):
+        selection.Selection("random")
+    with pytest.raises(selection.SelectionError, match="second model version"):
+        selection.Selection("versions", budget=3)
+    with pytest.raises(selection.SelectionError, match="unknown selection"):
+        selection.Selection("loudest", budget=3)
+
+
+def test_form_and_command_take_the_strategy(client, researcher) -> None:  # type: ignore[no-untyped-def]
+    corpus = make_corpus(n_articles=2)
+    client.force_login(researcher)
+    form = {"name": "Sampled", "corpus": corpus.pk, "strategy": "paragraph", "top_k": 3, "pair_ids": "",
+            "judgments_per_pair": 5, "test_question_every": 5, "min_seconds": 10, "accuracy_threshold": 0.85,
+            "min_test_questions": 4, "reservation_minutes": 15, "gold_source": "none", "max_tests": 0,
+            "selection": "random", "budget": 3}
+    r = client.post(reverse("annotation:job_new"), form)
+    job = LabelingJob.objects.get(name="Sampled")
+    assert r.status_code == 302 and job.items.count() == 3 and job.selection["strategy"] == "random"
+    page = client.get(reverse("annotation:job_detail", args=[job.pk])).content.decode()
+    assert "Why these pairs" in page and "random sample (seed 0)" in page
+    missing = client.post(reverse("annotation:job_new"), {**form, "name": "No budget", "budget": ""})
+    assert missing.status_code == 200 and "needs a budget" in missing.content.decode()
+    out = StringIO()
+    call_command("create_labeling_job", "Cmd", "--corpus", corpus.name, "--select", "random", "--budget", "4",
+                 stdout=out)
+    assert LabelingJob.objects.get(name="Cmd").items.count() == 4
+    with pytest.raises(CommandError, match="no promoted en model"):
+        call_command("create_labeling_job", "Cmd2", "--corpus", corpus.name, "--select", "margin", "--budget", "4",
+                     stdout=StringIO())
