@@ -27,9 +27,11 @@ class CorpusParams(forms.Form):
 @admin_required
 def export_list(request: HttpRequest) -> HttpResponse:
     initial = {}
-    if corpus_id := query(CorpusParams, request.GET)["corpus"]:
-        initial["corpus"] = corpus_id
-        run = AlignmentRun.objects.filter(corpus_id=initial["corpus"]).order_by("-pk").first()
+    corpus_id = query(CorpusParams, request.GET)["corpus"]
+    corpus = Corpus.objects.filter(pk=corpus_id).first() if corpus_id else None
+    if corpus is not None:
+        initial["corpus"] = corpus.pk
+        run = AlignmentRun.objects.filter(corpus=corpus).order_by("-pk").first()
         if run is not None:
             initial["run"] = run.pk
     form = ExportForm(request.POST or None, request.FILES or None, initial=initial)
@@ -48,7 +50,7 @@ def export_list(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Export {dataset.pk} queued.")
             return redirect("pipeline:export_detail", dataset.pk)
     exports = ExportedDataset.objects.select_related("corpus", "job", "run").order_by("-pk")[:100]
-    return render(request, "pipeline/exports.html", {"form": form, "exports": exports})
+    return render(request, "pipeline/exports.html", {"form": form, "exports": exports, "corpus": corpus})
 
 
 @admin_required

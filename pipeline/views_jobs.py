@@ -11,7 +11,8 @@ from django.views.decorators.http import require_POST
 from accounts.permissions import role_required, staff_required
 from accounts.roles import Role, has_role
 from pipeline import jobs, tasks
-from pipeline.forms import AlignCorpusForm, PrepopulateForm, RetrainForm
+from curation.models import Corpus
+from pipeline.forms import AlignCorpusForm, PrepopulateForm, RetrainForm, crf_defaults
 from pipeline.models import Job, RunChunk
 from pipeline.services import align_corpus, prepopulate, retrain
 
@@ -66,11 +67,11 @@ def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
 def job_start(request: HttpRequest) -> HttpResponse:
     """Forms to start pre-population, corpus alignment and retraining (one POST per form)."""
     action = request.POST.get("action", "") if request.method == "POST" else ""
-    corpus_initial = {"corpus": request.GET.get("corpus")} if request.GET.get("corpus") else None
-    forms = {
-        "prepopulate": PrepopulateForm(request.POST if action == "prepopulate" else None, initial=corpus_initial),
-        "align": AlignCorpusForm(request.POST if action == "align" else None, initial=corpus_initial),
-        "retrain": RetrainForm(request.POST if action == "retrain" else None, initial=corpus_initial),
+    corpus = Corpus.objects.filter(pk=request.GET["corpus"]).first() if request.GET.get("corpus", "").isdigit() else None
+    initial = {"corpus": corpus.pk, "language": corpus.language} if corpus else None
+    forms = {  # auto_id per form: every control keeps a unique HTML id on the one page
+        name: form_class(request.POST if action == name else None, initial=initial, auto_id=f"{name}-%s")
+        for name, form_class in (("prepopulate", PrepopulateForm), ("align", AlignCorpusForm), ("retrain", RetrainForm))
     }
     form = forms.get(action)
     if form is not None and form.is_valid():
@@ -95,5 +96,6 @@ def job_start(request: HttpRequest) -> HttpResponse:
                                "Start the broker (Redis), then start the job again.")
                 return redirect("pipeline:job_detail", job.pk)  # type: ignore[union-attr]
             messages.success(request, f"Started {job}.")
-            return redirect("pipeline:job_list")
-    return render(request, "pipeline/jobs_start.html", {"forms": forms, "action": action})
+            return redirect("pipeline:job_detail", job.pk)
+    return render(request, "pipeline/jobs_start.html", {"forms": forms, "action": action, "corpus": corpus,
+                                                        "crf_defaults": crf_defaults()})
