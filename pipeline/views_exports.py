@@ -12,7 +12,7 @@ from accounts.params import IdField, query
 from accounts.permissions import admin_required, role_required
 from accounts.roles import Role
 from curation.models import Corpus
-from pipeline import jobs
+from pipeline import jobs, presenting
 from pipeline.exports.run import ExportError, create_export, download_name, export_file
 from pipeline.forms import ExportForm
 from pipeline.models import AlignmentRun, ExportedDataset
@@ -56,7 +56,8 @@ def export_list(request: HttpRequest) -> HttpResponse:
 @admin_required
 def export_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = get_object_or_404(ExportedDataset.objects.select_related("corpus", "job", "run"), pk=dataset_id)
-    context = {"dataset": dataset, "job": dataset.job, "card": dataset.card, "can_manage": True}
+    context = {"dataset": dataset, "job": dataset.job, "card": dataset.card, "can_manage": True,
+               "warnings": presenting.export_warnings(dataset), "params": presenting.definition_items(dataset.params)}
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, "pipeline/export_status.html", context)
     return render(request, "pipeline/export_detail.html", context)

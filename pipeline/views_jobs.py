@@ -10,8 +10,8 @@ from django.views.decorators.http import require_POST
 
 from accounts.permissions import role_required, staff_required
 from accounts.roles import Role, has_role
-from pipeline import jobs, tasks
 from curation.models import Corpus
+from pipeline import jobs, presenting, tasks
 from pipeline.forms import AlignCorpusForm, PrepopulateForm, RetrainForm, crf_defaults
 from pipeline.models import Job, RunChunk
 from pipeline.services import align_corpus, prepopulate, retrain
@@ -40,8 +40,17 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     chunks = RunChunk.objects.filter(run__job=job).order_by("-run__created_at", "run", "index").values(
         "index", "status", "attempts", "worker", "error"
     )[:500]  # one query, limited in the database
-    return render(request, "pipeline/jobs_detail.html", {"job": job, "chunks": chunks,
-                                                         "can_manage": _can_manage(request)})
+    result = job.result or {}
+    return render(request, "pipeline/jobs_detail.html", {
+        "job": job, "chunks": chunks, "can_manage": _can_manage(request),
+        "params": presenting.definition_items(job.params), "result": presenting.job_result_items(job),
+        "metrics": presenting.metrics_rows(result["metrics"]) if "metrics" in result else None,
+        "counts": presenting.counts_rows(result.get("data_counts") or {}),
+        "warnings": presenting.split_warnings(result.get("data_counts") or {}, result.get("metrics") or {})
+        if "data_counts" in result else [],
+        "progress_chart": presenting.job_progress_chart(job),
+        "label_chart": presenting.label_chart(result.get("data_counts") or {}),
+    })
 
 
 @staff_required

@@ -143,3 +143,52 @@ def test_start_page_has_unique_ids_and_carries_the_corpus(client_for, researcher
     for name in ("prepopulate-corpus", "align-corpus", "retrain-corpus"):
         assert f'for="{name}"' in page or f'id="{name}"' in page
     assert "<details class=\"advanced\"" in page
+
+
+def test_a_version_without_test_metrics_is_promoted_only_with_force(client_for, researcher) -> None:  # type: ignore[no-untyped-def]
+    from django.core.management import CommandError, call_command
+
+    empty = ModelVersion.objects.create(name="empty splits", method="crf", language="en", path="/models/e",
+                                        metrics={"dev": {}, "test": {}},
+                                        data_counts={"train": {"pairs": 3, "labels": 9, "aligned": 3},
+                                                     "dev": {"pairs": 0}, "test": {"pairs": 0}})
+    with pytest.raises(registry.PromotionRefused, match="no test metrics"):
+        registry.promote(empty)
+    client = client_for(researcher)
+    page = client.get(reverse("pipeline:model_detail", args=[empty.pk])).content.decode()
+    assert "The test split is empty" in page and "Promote anyway" in page and 'name="force"' in page
+    assert "no test metrics" in client.get(reverse("pipeline:model_list")).content.decode()
+    client.post(reverse("pipeline:model_promote", args=[empty.pk]))
+    empty.refresh_from_db()
+    assert not empty.is_promoted
+    with pytest.raises(CommandError, match="--force"):
+        call_command("promote_model", str(empty.pk))
+    empty.refresh_from_db()
+    assert not empty.is_promoted
+    client.post(reverse("pipeline:model_promote", args=[empty.pk]), {"force": "1"})
+    empty.refresh_from_db()
+    assert empty.is_promoted
+    other = version("good")
+    call_command("promote_model", "good")
+    other.refresh_from_db()
+    assert other.is_promoted
+    with pytest.raises(CommandError, match="baseline"):
+        call_command("promote_model", str(version("jaccard b", path="").pk), "--force")
+
+
+def test_model_page_shows_table_2_counts_and_configuration(client_for, researcher) -> None:  # type: ignore[no-untyped-def]
+    from alignment_engine.crf_config import CRFConfig
+
+    v = version("v1", config={"train": {"crf_epochs": 7}, "ratios": [0.7, 0.1, 0.2], "splits": {"train": ["a1", "a2"]}},
+                data_counts={s: {"articles": 1, "pairs": 2, "labels": 5, "aligned": 2, "partialAligned": 1, "notAligned": 2}
+                             for s in ("train", "dev", "test")})
+    version("v2")
+    client = client_for(researcher)
+    html = client.get(reverse("pipeline:model_detail", args=[v.pk])).content.decode()
+    assert '<table class="table metrics">' in html and '<td class="num f1">84.7</td>' in html and "44.4" in html
+    assert '<table class="table counts">' in html and "Labels per split" in html
+    assert "<dt>crf_epochs</dt><dd class=\"mono\"><strong>7</strong></dd>" in html
+    assert f"<dt>hidden</dt><dd class=\"mono\">{CRFConfig().hidden}</dd>" in html
+    assert "{&#x27;" not in html
+    listing = client.get(reverse("pipeline:model_list")).content.decode()
+    assert "F1 of retrained models over time" in listing and listing.count("<circle") == 8  # 2 versions x 4 series
