@@ -35,9 +35,13 @@
     rows[current].scrollIntoView({ block: "nearest" });
   }
   rows.forEach(function (row, i) { row.addEventListener("click", function () { go(i); }); });
+  function typing(t) {  // keys typed into a field are the field's (a checkbox or button is not typing)
+    if (!t || !t.tagName) return false;
+    if (t.tagName === "INPUT") return !/^(checkbox|radio|button|submit|reset)$/.test(t.type);
+    return t.tagName === "SELECT" || t.tagName === "TEXTAREA" || t.isContentEditable;
+  }
   document.addEventListener("keydown", function (e) {
-    var t = e.target;
-    if (e.altKey || e.ctrlKey || e.metaKey || (t && /^(INPUT|SELECT|TEXTAREA)$/.test(t.tagName))) return;
+    if (e.altKey || e.ctrlKey || e.metaKey || typing(e.target)) return;
     if (e.key === "j" || e.key === "ArrowDown" && current >= 0) { e.preventDefault(); go(current + 1); }
     else if (e.key === "k" || e.key === "ArrowUp" && current >= 0) { e.preventDefault(); go(current - 1); }
     else if (e.key === "Enter" && current >= 0) {

@@ -11,6 +11,7 @@ late, so an interrupted task is delivered again), then SIGKILL.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gc
 import os
@@ -76,10 +77,8 @@ def stop_worker(worker: subprocess.Popen[bytes], warm: float = WARM_SECONDS, col
             return name
         except subprocess.TimeoutExpired:
             continue
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(worker.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     worker.wait()
     return "killed"
 
