@@ -125,14 +125,16 @@ def lines_svg(x_labels: Sequence[str], series: dict[str, Sequence[float | None]]
               y_max: float = 1.0, y_label: str = "") -> SafeString:
     """Lines over ordered categories (e.g. model versions by date) on 0..y_max; a gap where a value is None.
     Each point carries its value as a tooltip."""
-    left, right, top, bottom = 44, 16, 34, 58
     n = max(len(x_labels), 1)
-    plot_w, plot_h = max(280, min(60 * n, 720)), 180
-    width, height = left + plot_w + right, top + plot_h + bottom
-    step = plot_w / max(n - 1, 1) if n > 1 else 0.0
+    rotate = n > 8
+    left, right, top, bottom = 44, 16, 34, 58 if rotate else 34
+    plot_w, plot_h, inset = max(420, min(80 * n, 720)), 180, 24
+    legend_w = 10 + sum(17 + round(len(name) * 6.6) + 24 for name in series)
+    width, height = max(left + plot_w + right, legend_w), top + plot_h + bottom
+    step = (plot_w - 2 * inset) / (n - 1) if n > 1 else 0.0
 
     def x_of(i: int) -> float:
-        return left + (i * step if n > 1 else plot_w / 2)
+        return left + (inset + i * step if n > 1 else plot_w / 2)
 
     def y_of(v: float) -> float:
         return top + plot_h - max(min(v / y_max, 1.0), 0.0) * plot_h
@@ -153,8 +155,9 @@ def lines_svg(x_labels: Sequence[str], series: dict[str, Sequence[float | None]]
                     f'transform="rotate(-90 12 {top + plot_h / 2})">{escape(y_label)}</text>')
     for i, label in enumerate(x_labels):
         x = x_of(i)
-        body.append(f'<text x="{x:.1f}" y="{top + plot_h + 16}" text-anchor="end" font-size="11" fill="{MUTED}" '
-                    f'transform="rotate(-30 {x:.1f} {top + plot_h + 16})">{escape(label[:18])}</text>')
+        turn = f' transform="rotate(-30 {x:.1f} {top + plot_h + 16})"' if rotate else ""
+        body.append(f'<text x="{x:.1f}" y="{top + plot_h + 16}" text-anchor="{"end" if rotate else "middle"}" font-size="11" '
+                    f'fill="{MUTED}"{turn}>{escape(label[:18])}</text>')
     for k, (name, values) in enumerate(series.items()):
         colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
         run: list[str] = []

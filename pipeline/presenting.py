@@ -88,9 +88,15 @@ def _flat(value: Any, prefix: str = "") -> Iterable[tuple[str, str]]:
         yield prefix, "—" if value is None or value == "" else str(value)
 
 
+#: What an empty value of these keys means, said on the page instead of a dash.
+EMPTY_MEANS = {"config": "none: the engine's measured defaults, CRFConfig()", "filters": "none", "reference_roles": "none",
+               "baselines": "none"}
+
+
 def definition_items(data: dict[str, Any], skip: Sequence[str] = ()) -> list[tuple[str, str]]:
     """A nested JSON object as (dotted key, text) pairs for a ``<dl>``."""
-    return [(k, v) for k, v in _flat({k: v for k, v in (data or {}).items() if k not in skip})]
+    items = _flat({k: v for k, v in (data or {}).items() if k not in skip})
+    return [(k, EMPTY_MEANS[k] if v == "—" and k in EMPTY_MEANS else v) for k, v in items]
 
 
 def training_options(version: ModelVersion) -> list[tuple[str, str, bool]]:
@@ -122,7 +128,7 @@ def f1_history_chart(versions: Sequence[ModelVersion]) -> SafeString | None:
 
     series = {f"{split} {task.replace('task', 'Task ')}": [f1(v, split, task) for v in trained]
               for task in TASKS for split in SPLITS}
-    labels = [f"#{v.pk} {v.created_at:%m-%d %H:%M}" for v in trained]
+    labels = [f"#{v.pk} {v.created_at:%m-%d}" for v in trained]
     return charts.lines_svg(labels, series, "F1 of retrained models over time", y_label="F1")
 
 

@@ -186,3 +186,20 @@ def test_start_form_folds_advanced_settings_and_carries_the_corpus(browser_page,
     assert "Started" in message.inner_text()
     message.locator(".msg-close").click()
     page.wait_for_function("!document.querySelector('.messages .msg')", timeout=5_000)
+
+
+def test_too_fast_notice_counts_down_with_the_timer(browser_page, live_server, make_user) -> None:  # type: ignore[no-untyped-def]
+    from annotation.tests.factories import make_job
+
+    job = make_job(min_seconds=6, every=0)
+    page = browser_page(make_user("anna", "annotator"))
+    page.goto(f"{live_server.url}/annotate/jobs/{job.pk}/label/")
+    page.wait_for_function("document.getElementById('lab').dataset.ready === '1'")
+    page.keyboard.press("1")
+    notice = page.locator("#lab-notice")
+    notice.wait_for(state="visible")
+    first = int(re.search(r"in (\d+) s", notice.inner_text()).group(1))  # type: ignore[union-attr]
+    page.wait_for_function(f"/in [0-{max(first - 2, 0)}] s/.test(document.getElementById('lab-notice').textContent)"
+                           f" || /answer now/.test(document.getElementById('lab-notice').textContent)", timeout=8_000)
+    page.wait_for_function("/You can answer now/.test(document.getElementById('lab-notice').textContent)", timeout=10_000)
+    assert_accessible(page, "labeling page with the notice")
