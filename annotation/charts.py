@@ -6,7 +6,7 @@ Colours follow ``static/css/app.css``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -121,7 +121,7 @@ SERIES_COLOURS = (BAR_MAIN, "#b7791f", "#2e7d4f", "#8a5fb0")  # accent, partial,
 LABEL_COLOURS = {"aligned": "#2e7d4f", "partialAligned": "#b7791f", "notAligned": "#a9aeb5"}
 
 
-def lines_svg(x_labels: Sequence[str], series: dict[str, Sequence[float | None]], title: str,
+def lines_svg(x_labels: Sequence[str], series: Mapping[str, Sequence[float | None]], title: str,
               y_max: float = 1.0, y_label: str = "") -> SafeString:
     """Lines over ordered categories (e.g. model versions by date) on 0..y_max; a gap where a value is None.
     Each point carries its value as a tooltip."""

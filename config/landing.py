@@ -45,9 +45,9 @@ def _verifier() -> Card:
     jobs = LabelingJob.objects.annotate(n=Count("items__aggregated")).filter(n__gt=0)
     remaining = disagreements = 0
     for job in jobs:
-        counts = verification.queue_counts(job)
-        remaining += counts.remaining
-        disagreements += counts.disagreements_remaining
+        queue = verification.queue_counts(job)
+        remaining += queue.remaining
+        disagreements += queue.disagreements_remaining
     manual = ParagraphAlignmentRevision.objects.filter(pair=OuterRef("pk"), source="manual")
     uncorrected = DocumentPair.objects.exclude(Exists(manual)).count()
     verify_url = reverse("annotation:verify_index")

@@ -134,13 +134,14 @@ def f1_history_chart(versions: Sequence[ModelVersion]) -> SafeString | None:
 
 def job_progress_chart(job: Job) -> SafeString | None:
     """A corpus alignment's chunks done over time since the job started (from the chunks' finish times)."""
-    if job.started_at is None or job.kind != Job.Kind.ALIGN_CORPUS:
+    started = job.started_at
+    if started is None or job.kind != Job.Kind.ALIGN_CORPUS:
         return None
-    finished = sorted(RunChunk.objects.filter(run__job=job, status=RunChunk.Status.DONE, finished_at__isnull=False)
-                      .values_list("finished_at", flat=True))
+    finished = sorted(t for t in RunChunk.objects.filter(run__job=job, status=RunChunk.Status.DONE)
+                      .values_list("finished_at", flat=True) if t is not None)
     if not finished:
         return None
-    points = [(max((t - job.started_at).total_seconds(), 0.0), i + 1) for i, t in enumerate(finished)]
+    points = [(max((t - started).total_seconds(), 0.0), i + 1) for i, t in enumerate(finished)]
     return charts.progress_svg(points, job.progress_total or len(points), f"Progress of job {job.pk}", "chunks")
 
 

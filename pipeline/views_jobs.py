@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms as forms_
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -78,24 +81,25 @@ def job_start(request: HttpRequest) -> HttpResponse:
     action = request.POST.get("action", "") if request.method == "POST" else ""
     corpus = Corpus.objects.filter(pk=request.GET["corpus"]).first() if request.GET.get("corpus", "").isdigit() else None
     initial = {"corpus": corpus.pk, "language": corpus.language} if corpus else None
-    forms = {  # auto_id per form: every control keeps a unique HTML id on the one page
-        name: form_class(request.POST if action == name else None, initial=initial, auto_id=f"{name}-%s")
-        for name, form_class in (("prepopulate", PrepopulateForm), ("align", AlignCorpusForm), ("retrain", RetrainForm))
-    }
+    def bound(name: str) -> dict[str, Any]:  # auto_id per form: every control keeps a unique HTML id on the one page
+        return {"data": request.POST if action == name else None, "initial": initial, "auto_id": f"{name}-%s"}
+
+    pre, align, train = PrepopulateForm(**bound("prepopulate")), AlignCorpusForm(**bound("align")), RetrainForm(**bound("retrain"))
+    forms: dict[str, forms_.Form] = {"prepopulate": pre, "align": align, "retrain": train}
     form = forms.get(action)
     if form is not None and form.is_valid():
         d = form.cleaned_data
         job: Job | None
         try:
             if action == "prepopulate":
-                job = prepopulate.create_job(d["corpus"], form.selected_pairs(), form.options(), user=request.user)  # type: ignore[attr-defined]
+                job = prepopulate.create_job(d["corpus"], pre.selected_pairs(), pre.options(), user=request.user)
                 tasks.enqueue_prepopulate(job)
             elif action == "align":
-                run = align_corpus.plan_run(d["corpus"], form.model_choice(), d["chunk_size"], user=request.user)  # type: ignore[attr-defined]
+                run = align_corpus.plan_run(d["corpus"], align.model_choice(), d["chunk_size"], user=request.user)
                 tasks.enqueue_run(run)
                 job = run.job
             else:
-                job = retrain.create_job(form.job_params(), corpus=d.get("corpus"), user=request.user)  # type: ignore[attr-defined]
+                job = retrain.create_job(train.job_params(), corpus=d.get("corpus"), user=request.user)
                 tasks.enqueue_retrain(job)
         except (align_corpus.AlignSetupError, retrain.RetrainError) as exc:
             messages.error(request, str(exc))
@@ -105,6 +109,6 @@ def job_start(request: HttpRequest) -> HttpResponse:
                                "Start the broker (Redis), then start the job again.")
                 return redirect("pipeline:job_detail", job.pk)  # type: ignore[union-attr]
             messages.success(request, f"Started {job}.")
-            return redirect("pipeline:job_detail", job.pk)
+            return redirect("pipeline:job_detail", job.pk) if job is not None else redirect("pipeline:job_list")
     return render(request, "pipeline/jobs_start.html", {"forms": forms, "action": action, "corpus": corpus,
                                                         "crf_defaults": crf_defaults()})
