@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.views import defaults
 from django.templatetags.static import static
+from django.views import defaults
 from django.views.decorators.cache import cache_control
 
 from accounts.roles import STAFF_ROLES, Role, has_role

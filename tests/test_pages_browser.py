@@ -87,7 +87,14 @@ def site(settings: Any, tmp_path: Path) -> dict[str, Any]:
 
 
 def visit(page: Any, url: str, name: str, problems: list[str]) -> None:
-    """Open, check with axe-core (problems collected, so one run names every page's), screenshot."""
+    """Open, check with axe-core and the console (problems collected, so one run names every page's), screenshot."""
+    errors: list[str] = []
+
+    def on_console(message: Any) -> None:
+        if message.type == "error":
+            errors.append(message.text)
+
+    page.on("console", on_console)
     response = page.goto(url)
     assert response is not None and response.status == 200, f"{url}: HTTP {response.status if response else '?'}"
     if not axe_available():
@@ -95,6 +102,10 @@ def visit(page: Any, url: str, name: str, problems: list[str]) -> None:
     found = axe_violations(page)
     if found:
         problems.append(f"{url}:\n{describe_violations(found)}")
+    page.wait_for_timeout(100)
+    if errors:  # e.g. a Content-Security-Policy refusal of an inline script or style
+        problems.append(f"{url}: console errors: {errors}")
+    page.remove_listener("console", on_console)
     screenshot(page, f"pages-{name}.png")
 
 
@@ -125,7 +136,7 @@ def test_every_page_of_each_role_is_accessible(browser_page, live_server, make_u
     annotator = make_user("anna", "annotator")
     page = browser_page(annotator)
     visit(page, base + "/annotate/", "annotator-labeling", problems)
-    anonymous = page.context.browser.new_context(bypass_csp=True).new_page()
+    anonymous = page.context.browser.new_context().new_page()
     visit(anonymous, base + "/login/", "login", problems)
     assert not problems, "serious or critical accessibility violations:\n" + "\n".join(problems)
 
@@ -185,7 +196,7 @@ def test_start_form_folds_advanced_settings_and_carries_the_corpus(browser_page,
     message = page.locator(".messages .msg").first
     assert "Started" in message.inner_text()
     message.locator(".msg-close").click()
-    page.wait_for_function("!document.querySelector('.messages .msg')", timeout=5_000)
+    page.wait_for_function("() => !document.querySelector('.messages .msg')", timeout=5_000)
 
 
 def test_too_fast_notice_counts_down_with_the_timer(browser_page, live_server, make_user) -> None:  # type: ignore[no-untyped-def]
@@ -194,12 +205,12 @@ def test_too_fast_notice_counts_down_with_the_timer(browser_page, live_server, m
     job = make_job(min_seconds=6, every=0)
     page = browser_page(make_user("anna", "annotator"))
     page.goto(f"{live_server.url}/annotate/jobs/{job.pk}/label/")
-    page.wait_for_function("document.getElementById('lab').dataset.ready === '1'")
+    page.wait_for_function("() => document.getElementById('lab').dataset.ready === '1'")
     page.keyboard.press("1")
     notice = page.locator("#lab-notice")
     notice.wait_for(state="visible")
     first = int(re.search(r"in (\d+) s", notice.inner_text()).group(1))  # type: ignore[union-attr]
-    page.wait_for_function(f"/in [0-{max(first - 2, 0)}] s/.test(document.getElementById('lab-notice').textContent)"
+    page.wait_for_function(f"() => /in [0-{max(first - 2, 0)}] s/.test(document.getElementById('lab-notice').textContent)"
                            f" || /answer now/.test(document.getElementById('lab-notice').textContent)", timeout=8_000)
-    page.wait_for_function("/You can answer now/.test(document.getElementById('lab-notice').textContent)", timeout=10_000)
+    page.wait_for_function("() => /You can answer now/.test(document.getElementById('lab-notice').textContent)", timeout=10_000)
     assert_accessible(page, "labeling page with the notice")

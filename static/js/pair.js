@@ -12,9 +12,6 @@
       try { localStorage.setItem(KEY, toggle.checked ? "1" : "0"); } catch (e) { /* private mode */ }
     });
   }
-  document.querySelectorAll("select.js-autosubmit").forEach(function (select) {
-    select.addEventListener("change", function () { select.form.submit(); });
-  });
   var rows = Array.prototype.slice.call(document.querySelectorAll(".pa-row"));
   var current = -1;
   function mark(on) {
