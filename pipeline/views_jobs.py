@@ -79,7 +79,8 @@ def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
 def job_start(request: HttpRequest) -> HttpResponse:
     """Forms to start pre-population, corpus alignment and retraining (one POST per form)."""
     action = request.POST.get("action", "") if request.method == "POST" else ""
-    corpus = Corpus.objects.filter(pk=request.GET["corpus"]).first() if request.GET.get("corpus", "").isdigit() else None
+    raw = request.GET.get("corpus", "")
+    corpus = Corpus.objects.filter(pk=int(raw)).first() if raw.isascii() and raw.isdigit() and len(raw) < 12 else None
     initial = {"corpus": corpus.pk, "language": corpus.language} if corpus else None
     def bound(name: str) -> dict[str, Any]:  # auto_id per form: every control keeps a unique HTML id on the one page
         return {"data": request.POST if action == name else None, "initial": initial, "auto_id": f"{name}-%s"}

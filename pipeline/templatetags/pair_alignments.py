@@ -15,6 +15,6 @@ register = template.Library()
 def pair_alignments(context: template.Context) -> dict[str, Any]:
     request = context.get("request")
     raw = request.GET.get("run", "") if request is not None else ""
-    result = comparison.compare(context["pair"], int(raw) if raw.isdigit() else None)
+    result = comparison.compare(context["pair"], int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 12 else None)
     return {"pair": context["pair"], "c": result, "sources": comparison.SOURCES,
             "show_all": request is not None and request.GET.get("all") == "1"}
