@@ -269,9 +269,14 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"forbidden_without_traceback": {"()": "config.logfilters.ForbiddenWithoutTraceback"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["forbidden_without_traceback"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # Django's own console handler would print every django.* record a second time through the root
+        "django": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO"), "propagate": False},
+    },
 }
 
 for _dir in (VAR_DIR, STATIC_ROOT, MEDIA_ROOT, MODELS_DIR, EXPORTS_DIR, IMPORTS_DIR, *(BROKER_DIR / d for d in ("queue", "processed", "control"))):

@@ -1,19 +1,23 @@
-"""The site's front door: each role lands on its own app's page (config sits above every app)."""
+"""The site's front door: a landing page with a card per role (its counts and next step); a crowd
+annotator goes straight to the labeling jobs (config sits above every app)."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.views import defaults
+from django.views.decorators.cache import cache_control
 
-from accounts.roles import Role, has_role
+from accounts.roles import STAFF_ROLES, Role, has_role
+from config import landing
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    if has_role(request.user, Role.VERIFIER, Role.RESEARCHER):
-        return redirect("curation:corpus_list")
+    if has_role(request.user, *STAFF_ROLES):
+        return render(request, "home.html", {"cards": landing.cards(request.user)})
     if has_role(request.user, Role.ANNOTATOR):
         return redirect("annotation:home")
     return render(request, "no_role.html")
@@ -36,3 +40,9 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if _api(request):
         return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
     return defaults.page_not_found(request, exception)
+
+
+@cache_control(max_age=86400, public=True)
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico on every page that names no icon (the admin's): the site's SVG icon."""
+    return redirect(static("favicon.svg"), permanent=True)

@@ -7,12 +7,13 @@ An app registers a template for a slot in its ``AppConfig.ready()``::
     page_slots.contribute("corpus_detail", "pipeline/_corpus_detail.html", order=20)
 
 and the page renders every contribution in order with ``{% load page_slots %}{% page_slot "corpus_detail" %}``
-(each template sees the page's whole context).
+(each template sees the page's whole context). ``pair_detail`` sits above the two documents of a
+pair, ``pair_detail_below`` under them.
 """
 
 from __future__ import annotations
 
-SLOTS = ("nav", "corpus_detail", "pair_detail")
+SLOTS = ("nav", "corpus_detail", "pair_detail", "pair_detail_below")
 
 _contributions: dict[str, list[tuple[int, str]]] = {slot: [] for slot in SLOTS}
 

@@ -11,6 +11,7 @@ class PipelineConfig(AppConfig):
         page_slots.contribute("nav", "pipeline/_nav_jobs.html", order=20)
         page_slots.contribute("nav", "pipeline/_nav_exports.html", order=40)
         page_slots.contribute("corpus_detail", "pipeline/_corpus_detail.html", order=20)
+        page_slots.contribute("pair_detail_below", "pipeline/_pair_slot.html", order=60)
 
         from annotation.evaluation import sources
         from pipeline.evaluation_sources import SOURCE

@@ -28,13 +28,15 @@ def _method_choices() -> list[tuple[str, str]]:
 
 class PrepopulateForm(forms.Form):
     corpus = forms.ModelChoiceField(queryset=Corpus.objects.all())
-    pair_ids = forms.CharField(required=False, help_text="document pair ids (pair_id strings), comma separated; empty: all")
-    similarity = forms.ChoiceField(choices=[("tfidf", "tfidf"), ("jaccard", "jaccard"), ("c3g", "c3g")], initial="tfidf")
+    pair_ids = forms.CharField(required=False, label="document pairs",
+                               help_text="pair ids (pair_id strings), comma separated; empty: every pair of the corpus")
+    similarity = forms.ChoiceField(choices=[("tfidf", "tfidf"), ("jaccard", "jaccard"), ("c3g", "c3g")], initial="tfidf",
+                                   label="sentence similarity")
     strategy = forms.ChoiceField(
         choices=[("", "by corpus kind"), ("paragraph", "inside aligned paragraphs"), ("topk", "top-k similarity")],
-        required=False,
+        required=False, label="candidate strategy",
     )
-    top_k = forms.IntegerField(min_value=1, max_value=20, initial=3)
+    top_k = forms.IntegerField(min_value=1, max_value=20, initial=3, label="k", help_text="top-k strategy only")
 
     def options(self) -> PrepopulateOptions:
         d = self.cleaned_data
@@ -58,11 +60,13 @@ class PrepopulateForm(forms.Form):
 class AlignCorpusForm(forms.Form):
     corpus = forms.ModelChoiceField(queryset=Corpus.objects.all())
     model_version = forms.ModelChoiceField(
-        queryset=ModelVersion.objects.exclude(path=""), required=False,
-        help_text="empty: the promoted model of the corpus language, else the method below",
+        queryset=ModelVersion.objects.exclude(path=""), required=False, label="model version",
+        empty_label="promoted model of the language", help_text="a trained version; else the promoted one, else the method",
     )
-    method = forms.ChoiceField(choices=[], required=False, help_text="a baseline, when no model version is chosen")
-    chunk_size = forms.IntegerField(min_value=1, max_value=10_000, initial=20, help_text="document pairs per task")
+    method = forms.ChoiceField(choices=[], required=False, label="or a baseline method",
+                               help_text="used when no model version is chosen")
+    chunk_size = forms.IntegerField(min_value=1, max_value=10_000, initial=20, label="chunk size",
+                                    help_text="document pairs per task")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -75,20 +79,45 @@ class AlignCorpusForm(forms.Form):
         return resolve_model(d["corpus"], d.get("method") or None, mv.pk if mv else None)
 
 
+#: Training options a web retrain may change (advanced settings); every other option keeps CRFConfig's default.
+RETRAIN_ADVANCED = ("emission", "crf_epochs", "encoder_steps")
+
+
+def crf_defaults() -> dict[str, Any]:
+    """The engine's measured training defaults (``CRFConfig()``), shown on the form."""
+    from alignment_engine.crf_config import CRFConfig
+
+    return CRFConfig().to_dict()
+
+
 class RetrainForm(forms.Form):
-    corpus = forms.ModelChoiceField(queryset=Corpus.objects.all(), required=False,
-                                    help_text="empty: every corpus of the language")
-    language = forms.CharField(max_length=8, initial="en")
-    seed = forms.IntegerField(initial=0)
+    corpus = forms.ModelChoiceField(queryset=Corpus.objects.all(), required=False, empty_label="every corpus of the language",
+                                    help_text="the corpus whose verified labels train the model")
+    language = forms.CharField(max_length=8, initial="en", help_text="used when no corpus is chosen")
+    seed = forms.IntegerField(initial=0, help_text="split and training seed")
     ratios = forms.CharField(initial="0.7,0.1,0.2", help_text="train,dev,test shares of article groups")
-    include_reference_labels = forms.BooleanField(required=False, help_text="also imported training labels")
-    encoder_steps = forms.IntegerField(min_value=0, initial=300, help_text="cross-encoder fine-tuning steps (0: lexical CRF)")
-    crf_epochs = forms.IntegerField(min_value=1, initial=40)
-    baselines = forms.MultipleChoiceField(choices=[], required=False, widget=forms.CheckboxSelectMultiple)
+    include_reference_labels = forms.BooleanField(required=False, label="also train on imported reference labels",
+                                                  help_text="reference alignments of role 'labels'")
+    baselines = forms.MultipleChoiceField(choices=[], required=False, widget=forms.CheckboxSelectMultiple,
+                                          label="baselines scored on the same split")
+    # advanced: initial values are CRFConfig's defaults; only values that differ from them are sent
+    emission = forms.ChoiceField(choices=[], required=False, help_text="lexical: no neural encoder (fast, CPU)")
+    crf_epochs = forms.IntegerField(min_value=1, required=False, label="CRF epochs")
+    encoder_steps = forms.IntegerField(min_value=1, required=False, label="encoder fine-tuning steps",
+                                       help_text="only with an encoder emission")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        from alignment_engine.crf_config import EMISSIONS
+
+        defaults = crf_defaults()
         cast(forms.ChoiceField, self.fields["baselines"]).choices = _method_choices()
+        cast(forms.ChoiceField, self.fields["emission"]).choices = [(e, e) for e in EMISSIONS]
+        for name in RETRAIN_ADVANCED:
+            self.fields[name].initial = defaults[name]
+            default_note = f"default {defaults[name]}"
+            help_text = self.fields[name].help_text
+            self.fields[name].help_text = f"{help_text}; {default_note}" if help_text else default_note
 
     def clean_ratios(self) -> list[float]:
         try:
@@ -99,22 +128,37 @@ class RetrainForm(forms.Form):
             raise forms.ValidationError("three non-negative numbers separated by commas")
         return ratios
 
+    def training_config(self) -> dict[str, Any]:
+        """The options that differ from ``CRFConfig()`` (empty: the engine's measured defaults)."""
+        d = self.cleaned_data
+        defaults = crf_defaults()
+        emission = d.get("emission") or defaults["emission"]
+        config: dict[str, Any] = {}
+        for name in RETRAIN_ADVANCED:
+            value = d.get(name)
+            if name == "emission":
+                value = emission
+            if name == "encoder_steps" and emission == "lexical":
+                continue  # no encoder to fine-tune
+            if value not in (None, "") and value != defaults[name]:
+                config[name] = value
+        return config
+
     def job_params(self) -> dict[str, Any]:
         d = self.cleaned_data
         corpus = d.get("corpus")
-        config: dict[str, Any] = {"crf_epochs": d["crf_epochs"]}
-        if d["encoder_steps"]:
-            config["encoder_steps"] = d["encoder_steps"]
-        else:
-            config["emission"] = "lexical"
         return {
             "language": corpus.language if corpus else d["language"],
             "seed": d["seed"],
             "ratios": d["ratios"],
             "reference_roles": ["labels"] if d["include_reference_labels"] else [],
-            "config": config,
+            "config": self.training_config(),
             "baselines": list(d.get("baselines") or []),
         }
+
+
+def _default_note(name: str, key: str) -> str:
+    return f"published default {DEFAULTS[name][key]}"
 
 
 class ExportForm(forms.Form):
@@ -122,22 +166,29 @@ class ExportForm(forms.Form):
     kind = forms.ChoiceField(choices=ExportedDataset.Kind.choices)
     format = forms.ChoiceField(choices=ExportedDataset.Format.choices, initial="tsv")
     run = forms.ModelChoiceField(queryset=AlignmentRun.objects.select_related("corpus"), required=False,
-                                 help_text="Auto: the corpus run whose predictions are exported")
-    splits = forms.CharField(initial="35/5/10", required=False, help_text="ratios by article group; empty = one file")
-    seed = forms.IntegerField(initial=0)
-    f_identical = forms.BooleanField(required=False, label="no identical pairs")
-    f_adjacent_levels = forms.BooleanField(required=False, label="no adjacent-level pairs (0-1, 1-2, 2-3)")
-    f_gleu = forms.BooleanField(required=False, label="GLEU between")
-    gleu_min = forms.FloatField(initial=DEFAULTS["gleu"]["min"])
-    gleu_max = forms.FloatField(initial=DEFAULTS["gleu"]["max"])
-    f_flesch = forms.BooleanField(required=False, label="Flesch reading-ease gain at least")
-    flesch_min_gain = forms.FloatField(initial=DEFAULTS["flesch"]["min_gain"])
-    f_bisect = forms.BooleanField(required=False, label="BiSECT split-and-rephrase selection")
-    bisect_min_overlap = forms.FloatField(initial=DEFAULTS["bisect"]["min_overlap"])
-    bisect_min_bertscore = forms.FloatField(initial=DEFAULTS["bisect"]["min_bertscore"])
-    test_set = forms.FileField(required=False, help_text="complex sentences to exclude (one per line, or an alignment TSV)")
-    synthetic_ratio = forms.FloatField(initial=0.0, min_value=0.0, help_text="synthetic rows per real training row")
-    include_reference = forms.BooleanField(required=False, initial=True, label="Manual: include imported reference labels")
+                                 label="corpus run", empty_label="none (Manual, pool)",
+                                 help_text="Auto: the run whose predictions are exported")
+    splits = forms.CharField(initial="35/5/10", required=False, label="train/dev/test split",
+                             help_text="ratios by article group; empty: one file")
+    seed = forms.IntegerField(initial=0, label="split seed")
+    f_identical = forms.BooleanField(required=False, label="drop identical pairs")
+    f_adjacent_levels = forms.BooleanField(required=False, label="drop adjacent-level pairs (0-1, 1-2, 2-3)")
+    f_gleu = forms.BooleanField(required=False, label="keep GLEU between min and max")
+    gleu_min = forms.FloatField(initial=DEFAULTS["gleu"]["min"], label="GLEU min", help_text=_default_note("gleu", "min"))
+    gleu_max = forms.FloatField(initial=DEFAULTS["gleu"]["max"], label="GLEU max", help_text=_default_note("gleu", "max"))
+    f_flesch = forms.BooleanField(required=False, label="keep a Flesch reading-ease gain of at least")
+    flesch_min_gain = forms.FloatField(initial=DEFAULTS["flesch"]["min_gain"], label="minimum gain (points)",
+                                       help_text=_default_note("flesch", "min_gain"))
+    f_bisect = forms.BooleanField(required=False, label="BiSECT split-and-rephrase selection (a verb in every sentence)")
+    bisect_min_overlap = forms.FloatField(initial=DEFAULTS["bisect"]["min_overlap"], label="minimum lexical overlap",
+                                          help_text=_default_note("bisect", "min_overlap"))
+    bisect_min_bertscore = forms.FloatField(initial=DEFAULTS["bisect"]["min_bertscore"], label="minimum BERTScore",
+                                            help_text=_default_note("bisect", "min_bertscore"))
+    test_set = forms.FileField(required=False, label="exclude a test set",
+                               help_text="complex sentences to exclude (one per line, or an alignment TSV)")
+    synthetic_ratio = forms.FloatField(initial=0.0, min_value=0.0, label="synthetic ratio",
+                                       help_text="synthetic rows per real training row")
+    include_reference = forms.BooleanField(required=False, initial=True, label="include imported reference labels")
 
     def clean_splits(self) -> str | None:
         value = self.cleaned_data["splits"].strip()

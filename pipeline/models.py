@@ -85,6 +85,28 @@ class Job(models.Model):
     def resume_command(self) -> str:
         return f"python manage.py resume_job {self.pk}"
 
+    #: What progress_done counts, per kind (a retraining counts percent of its stages).
+    UNITS = {"prepopulate": "document pairs", "align_corpus": "chunks", "retrain": "%", "export": "rows"}
+
+    @property
+    def progress_unit(self) -> str:
+        return self.UNITS.get(self.kind, "steps")
+
+    @property
+    def progress_known(self) -> bool:
+        """Whether the total is known (a Manual export counts its rows as it writes them)."""
+        return self.progress_total > 0
+
+    @property
+    def progress_text(self) -> str:
+        """Progress in the job's own unit: "7/10 chunks (70%)", "62%", "11 rows" (total unknown)."""
+        unit = self.progress_unit
+        if unit == "%":
+            return f"{self.percent}%"
+        if not self.progress_known:
+            return f"{self.progress_done:,} {unit}" if self.progress_done or not self.is_active else "starting"
+        return f"{self.progress_done:,}/{self.progress_total:,} {unit} ({self.percent}%)"
+
 
 class ModelVersion(models.Model):
     """A trained aligner (or a registered baseline) with its metrics and the data it saw."""

@@ -12,7 +12,7 @@ from accounts.params import IdField, query
 from accounts.permissions import admin_required, role_required
 from accounts.roles import Role
 from curation.models import Corpus
-from pipeline import jobs
+from pipeline import jobs, presenting
 from pipeline.exports.run import ExportError, create_export, download_name, export_file
 from pipeline.forms import ExportForm
 from pipeline.models import AlignmentRun, ExportedDataset
@@ -27,9 +27,11 @@ class CorpusParams(forms.Form):
 @admin_required
 def export_list(request: HttpRequest) -> HttpResponse:
     initial = {}
-    if corpus_id := query(CorpusParams, request.GET)["corpus"]:
-        initial["corpus"] = corpus_id
-        run = AlignmentRun.objects.filter(corpus_id=initial["corpus"]).order_by("-pk").first()
+    corpus_id = query(CorpusParams, request.GET)["corpus"]
+    corpus = Corpus.objects.filter(pk=corpus_id).first() if corpus_id else None
+    if corpus is not None:
+        initial["corpus"] = corpus.pk
+        run = AlignmentRun.objects.filter(corpus=corpus).order_by("-pk").first()
         if run is not None:
             initial["run"] = run.pk
     form = ExportForm(request.POST or None, request.FILES or None, initial=initial)
@@ -48,13 +50,14 @@ def export_list(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Export {dataset.pk} queued.")
             return redirect("pipeline:export_detail", dataset.pk)
     exports = ExportedDataset.objects.select_related("corpus", "job", "run").order_by("-pk")[:100]
-    return render(request, "pipeline/exports.html", {"form": form, "exports": exports})
+    return render(request, "pipeline/exports.html", {"form": form, "exports": exports, "corpus": corpus})
 
 
 @admin_required
 def export_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = get_object_or_404(ExportedDataset.objects.select_related("corpus", "job", "run"), pk=dataset_id)
-    context = {"dataset": dataset, "job": dataset.job, "card": dataset.card, "can_manage": True}
+    context = {"dataset": dataset, "job": dataset.job, "card": dataset.card, "can_manage": True,
+               "warnings": presenting.export_warnings(dataset), "params": presenting.definition_items(dataset.params)}
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, "pipeline/export_status.html", context)
     return render(request, "pipeline/export_detail.html", context)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms as forms_
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -10,8 +13,9 @@ from django.views.decorators.http import require_POST
 
 from accounts.permissions import role_required, staff_required
 from accounts.roles import Role, has_role
-from pipeline import jobs, tasks
-from pipeline.forms import AlignCorpusForm, PrepopulateForm, RetrainForm
+from curation.models import Corpus
+from pipeline import jobs, presenting, tasks
+from pipeline.forms import AlignCorpusForm, PrepopulateForm, RetrainForm, crf_defaults
 from pipeline.models import Job, RunChunk
 from pipeline.services import align_corpus, prepopulate, retrain
 
@@ -39,8 +43,17 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     chunks = RunChunk.objects.filter(run__job=job).order_by("-run__created_at", "run", "index").values(
         "index", "status", "attempts", "worker", "error"
     )[:500]  # one query, limited in the database
-    return render(request, "pipeline/jobs_detail.html", {"job": job, "chunks": chunks,
-                                                         "can_manage": _can_manage(request)})
+    result = job.result or {}
+    return render(request, "pipeline/jobs_detail.html", {
+        "job": job, "chunks": chunks, "can_manage": _can_manage(request),
+        "params": presenting.definition_items(job.params), "result": presenting.job_result_items(job),
+        "metrics": presenting.metrics_rows(result["metrics"]) if "metrics" in result else None,
+        "counts": presenting.counts_rows(result.get("data_counts") or {}),
+        "warnings": presenting.split_warnings(result.get("data_counts") or {}, result.get("metrics") or {})
+        if "data_counts" in result else [],
+        "progress_chart": presenting.job_progress_chart(job),
+        "label_chart": presenting.label_chart(result.get("data_counts") or {}),
+    })
 
 
 @staff_required
@@ -66,26 +79,28 @@ def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
 def job_start(request: HttpRequest) -> HttpResponse:
     """Forms to start pre-population, corpus alignment and retraining (one POST per form)."""
     action = request.POST.get("action", "") if request.method == "POST" else ""
-    corpus_initial = {"corpus": request.GET.get("corpus")} if request.GET.get("corpus") else None
-    forms = {
-        "prepopulate": PrepopulateForm(request.POST if action == "prepopulate" else None, initial=corpus_initial),
-        "align": AlignCorpusForm(request.POST if action == "align" else None, initial=corpus_initial),
-        "retrain": RetrainForm(request.POST if action == "retrain" else None, initial=corpus_initial),
-    }
+    raw = request.GET.get("corpus", "")
+    corpus = Corpus.objects.filter(pk=int(raw)).first() if raw.isascii() and raw.isdigit() and len(raw) < 12 else None
+    initial = {"corpus": corpus.pk, "language": corpus.language} if corpus else None
+    def bound(name: str) -> dict[str, Any]:  # auto_id per form: every control keeps a unique HTML id on the one page
+        return {"data": request.POST if action == name else None, "initial": initial, "auto_id": f"{name}-%s"}
+
+    pre, align, train = PrepopulateForm(**bound("prepopulate")), AlignCorpusForm(**bound("align")), RetrainForm(**bound("retrain"))
+    forms: dict[str, forms_.Form] = {"prepopulate": pre, "align": align, "retrain": train}
     form = forms.get(action)
     if form is not None and form.is_valid():
         d = form.cleaned_data
         job: Job | None
         try:
             if action == "prepopulate":
-                job = prepopulate.create_job(d["corpus"], form.selected_pairs(), form.options(), user=request.user)  # type: ignore[attr-defined]
+                job = prepopulate.create_job(d["corpus"], pre.selected_pairs(), pre.options(), user=request.user)
                 tasks.enqueue_prepopulate(job)
             elif action == "align":
-                run = align_corpus.plan_run(d["corpus"], form.model_choice(), d["chunk_size"], user=request.user)  # type: ignore[attr-defined]
+                run = align_corpus.plan_run(d["corpus"], align.model_choice(), d["chunk_size"], user=request.user)
                 tasks.enqueue_run(run)
                 job = run.job
             else:
-                job = retrain.create_job(form.job_params(), corpus=d.get("corpus"), user=request.user)  # type: ignore[attr-defined]
+                job = retrain.create_job(train.job_params(), corpus=d.get("corpus"), user=request.user)
                 tasks.enqueue_retrain(job)
         except (align_corpus.AlignSetupError, retrain.RetrainError) as exc:
             messages.error(request, str(exc))
@@ -95,5 +110,6 @@ def job_start(request: HttpRequest) -> HttpResponse:
                                "Start the broker (Redis), then start the job again.")
                 return redirect("pipeline:job_detail", job.pk)  # type: ignore[union-attr]
             messages.success(request, f"Started {job}.")
-            return redirect("pipeline:job_list")
-    return render(request, "pipeline/jobs_start.html", {"forms": forms, "action": action})
+            return redirect("pipeline:job_detail", job.pk) if job is not None else redirect("pipeline:job_list")
+    return render(request, "pipeline/jobs_start.html", {"forms": forms, "action": action, "corpus": corpus,
+                                                        "crf_defaults": crf_defaults()})

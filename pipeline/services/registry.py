@@ -35,6 +35,10 @@ class ComparisonRow:
     def is_baseline(self) -> bool:
         return not self.version.path
 
+    @property
+    def promotable(self) -> bool:
+        return promotion_problem(self.version) is None
+
 
 TABLE_COLUMNS = [(t, s, m) for t in TASKS for s in SPLITS for m in MEASURES]
 
@@ -68,8 +72,26 @@ def evaluate_baseline(
     return version
 
 
-def promote(version: ModelVersion) -> ModelVersion:
-    """Make ``version`` the promoted model of its language (and no other)."""
+class PromotionRefused(ValueError):
+    """A version that cannot become the default model (no model directory, or no test figures)."""
+
+
+def promotion_problem(version: ModelVersion) -> str | None:
+    """Why ``version`` should not be promoted, or None. A baseline cannot be promoted at all; a
+    trained version without Task 1 / Task 2 figures on test (an empty test split) only with force."""
+    if not version.path:
+        return "a baseline has no model directory; promote a trained version"
+    if any(metric(version, task, "test", "f1") is None for task in TASKS):
+        return f"{version.name} has no test metrics (its test split was empty), so nobody knows how well it aligns"
+    return None
+
+
+def promote(version: ModelVersion, force: bool = False) -> ModelVersion:
+    """Make ``version`` the promoted model of its language (and no other). Raises
+    :class:`PromotionRefused` for a baseline, and for a version without test metrics unless ``force``."""
+    problem = promotion_problem(version)
+    if problem is not None and (not version.path or not force):
+        raise PromotionRefused(problem)
     with transaction.atomic():
         ModelVersion.objects.select_for_update().filter(language=version.language, is_promoted=True).exclude(
             pk=version.pk

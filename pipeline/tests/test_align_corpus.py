@@ -136,7 +136,7 @@ def test_corpus_page_lists_latest_runs(client_for, researcher) -> None:  # type:
     run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), chunk_size=5)
     align_corpus.run_inline(run)
     html = client_for(researcher).get(reverse("curation:corpus_detail", args=[corpus.pk])).content.decode()
-    assert f"run #{run.pk}" in html and "(jaccard, succeeded, 8 pairs)" in html
+    assert f"run #{run.pk}" in html and "(jaccard, succeeded, 8 predictions)" in html
 
 
 def test_run_maintains_its_prediction_count_and_stores_its_statistics_at_the_end() -> None:

@@ -469,3 +469,19 @@ def test_export_command_filter_options_and_manual_export(exports_dir: Path) -> N
     with pytest.raises(CommandError, match="unknown filter"):
         call_command("export_dataset", corpus.name, "auto", "--sync", "--filter", "nonsense")
     assert ExportedDataset.objects.count() == 1  # the rejected export left no row
+
+
+def test_an_export_whose_filters_remove_every_row_says_so(exports_dir: Path, client_for: Any, admin_user: Any) -> None:
+    from django.urls import reverse
+
+    corpus = make_corpus(n_articles=2, all_levels=True)
+    run = make_run(corpus)
+    dataset = create_export(corpus.pk, "auto", params(filters={"gleu": {"min": 0.99, "max": 1.0}, "flesch": {"min_gain": 500}},
+                                                      splits=None), run_id=run.pk)
+    run_export(dataset.pk)
+    dataset.refresh_from_db()
+    assert dataset.card["counts"]["rows"] == 0
+    html = client_for(admin_user).get(reverse("pipeline:export_detail", args=[dataset.pk])).content.decode()
+    assert "This export has 0 rows: the filters removed all" in html
+    listing = client_for(admin_user).get(reverse("pipeline:export_list")).content.decode()
+    assert 'class="badge warn"' in listing and ">empty<" in listing

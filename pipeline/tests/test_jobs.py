@@ -123,7 +123,39 @@ def test_job_detail_shows_params_and_error(client_for, researcher) -> None:  # t
     jobs.start(job.pk)
     jobs.fail(job.pk, "Traceback: something specific")
     html = client_for(researcher).get(reverse("pipeline:job_detail", args=[job.pk])).content.decode()
-    assert "something specific" in html and "&#x27;x&#x27;: 1" in html
+    assert "something specific" in html and "<dt>x</dt><dd class=\"mono\">1</dd>" in html
+    assert "{&#x27;" not in html  # parameters as a definition list, never a Python dict
+
+
+def test_progress_is_told_in_the_jobs_own_unit() -> None:
+    export = jobs.create_job(Job.Kind.EXPORT, {})  # a Manual export: rows counted, total unknown
+    jobs.start(export.pk)
+    jobs.set_progress(export.pk, 11)
+    export.refresh_from_db()
+    assert export.progress_text == "11 rows" and not export.progress_known
+    align = new_job(total=10)
+    jobs.set_progress(align.pk, 7)
+    align.refresh_from_db()
+    assert align.progress_text == "7/10 chunks (70%)"
+    retrain = jobs.create_job(Job.Kind.RETRAIN, {}, total=100)
+    jobs.set_progress(retrain.pk, 62)
+    retrain.refresh_from_db()
+    assert retrain.progress_text == "62%"
+
+
+def test_retrain_job_page_shows_metrics_and_counts_as_tables(client_for, researcher) -> None:  # type: ignore[no-untyped-def]
+    job = jobs.create_job(Job.Kind.RETRAIN, {"seed": 0, "config": {}}, total=100)
+    jobs.start(job.pk)
+    counts = {"train": {"articles": 3, "pairs": 6, "labels": 40, "aligned": 10, "partialAligned": 2, "notAligned": 28},
+              "dev": {"articles": 0, "pairs": 0, "labels": 0, "aligned": 0, "partialAligned": 0, "notAligned": 0},
+              "test": {"articles": 1, "pairs": 2, "labels": 9, "aligned": 3, "partialAligned": 0, "notAligned": 6}}
+    metrics = {"dev": {}, "test": {"task1": {"precision": 0.9, "recall": 0.75, "f1": 0.818},
+                                   "task2": {"precision": 0.8, "recall": 0.5, "f1": 0.615}}}
+    jobs.finish(job.pk, result={"model_version": 999, "metrics": metrics, "data_counts": counts})
+    html = client_for(researcher).get(reverse("pipeline:job_detail", args=[job.pk])).content.decode()
+    assert '<table class="table metrics">' in html and '<td class="num f1">81.8</td>' in html
+    assert "The dev split is empty" in html and "{&#x27;" not in html
+    assert '<svg' in html and "Labels per split" in html  # the label distribution chart
 
 
 def test_job_detail_lists_the_chunks_of_its_run(client_for, researcher) -> None:  # type: ignore[no-untyped-def]

@@ -31,23 +31,23 @@ def test_progress_bar_updates_live_and_polling_stops(page, live_server) -> None:
     bar = page.locator(f"#job-progress-{running.pk}")
     assert "2/10" in bar.inner_text()
     jobs.set_progress(running.pk, 7, message="7/10 chunks")
-    page.wait_for_function(f"document.querySelector('#job-progress-{running.pk}').innerText.includes('7/10')",
+    page.wait_for_function(f"() => document.querySelector('#job-progress-{running.pk}').innerText.includes('7/10')",
                            timeout=10_000)
     assert page.locator(f"#job-progress-{running.pk} .progress > span").evaluate("e => e.style.width") == "70%"  # set by static/js/page.js
     jobs.set_progress(running.pk, 10)
     jobs.finish(running.pk, message="10 chunks aligned")
-    page.wait_for_function(f"document.querySelector('#job-progress-{running.pk}').dataset.status === 'succeeded'",
+    page.wait_for_function(f"() => document.querySelector('#job-progress-{running.pk}').dataset.status === 'succeeded'",
                            timeout=10_000)
     # the cancel button of the other job (with its confirmation dialog)
     page.on("dialog", lambda d: d.accept())
     page.locator(f"#job-progress-{other.pk} button").click()
-    page.wait_for_function(f"document.querySelector('#job-progress-{other.pk}').innerText.includes('stopping')",
+    page.wait_for_function(f"() => document.querySelector('#job-progress-{other.pk}').innerText.includes('stopping')",
                            timeout=10_000)
     assert Job.objects.get(pk=other.pk).cancel_requested
     screenshot(page, "jobs.png")
     # once finished, the bar asks no more
     jobs.mark_cancelled(other.pk)
-    page.wait_for_function(f"document.querySelector('#job-progress-{other.pk}').dataset.status === 'cancelled'",
+    page.wait_for_function(f"() => document.querySelector('#job-progress-{other.pk}').dataset.status === 'cancelled'",
                            timeout=10_000)
     before = len(polls)
     page.wait_for_timeout(2500)

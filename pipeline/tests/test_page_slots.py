@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 
 def nav_links(html: str) -> list[str]:
-    nav = html[html.index('<nav class="mainnav">'):html.index("</nav>")]
+    nav = html[html.index('<nav class="mainnav"'):html.index("</nav>")]
     return re.findall(r">([^<>]+)</a>", nav)
 
 

@@ -95,14 +95,100 @@ def test_start_forms_create_jobs(client_for, researcher, django_capture_on_commi
         r2 = client.post(reverse("pipeline:job_start"), {"action": "prepopulate", "corpus": corpus.pk,
                                                          "similarity": "tfidf", "top_k": 3, "pair_ids": "art0.0_1"})
         r3 = client.post(reverse("pipeline:job_start"), {"action": "retrain", "corpus": corpus.pk, "language": "en",
-                                                         "seed": 1, "ratios": "0.7,0.1,0.2", "encoder_steps": 0,
-                                                         "crf_epochs": 2})
+                                                         "seed": 1, "ratios": "0.7,0.1,0.2", "crf_epochs": 2})
     assert [r.status_code for r in (r1, r2, r3)] == [302, 302, 302]
     assert len(callbacks) == 3  # tasks go out only on commit (not run here)
     kinds = dict(Job.objects.values_list("kind", "params"))
     assert kinds["align_corpus"]["method"] == "tfidf" and kinds["align_corpus"]["pairs"] == 2
     assert kinds["prepopulate"]["pair_ids"] == [corpus.pairs.get(pair_id="art0.0_1").pk]
-    assert kinds["retrain"]["config"] == {"crf_epochs": 2, "emission": "lexical"} and kinds["retrain"]["seed"] == 1
+    assert kinds["retrain"]["config"] == {"crf_epochs": 2} and kinds["retrain"]["seed"] == 1
     bad = client.post(reverse("pipeline:job_start"), {"action": "retrain", "language": "en", "seed": 0,
-                                                      "ratios": "1,2", "encoder_steps": 0, "crf_epochs": 1})
+                                                      "ratios": "1,2", "crf_epochs": 1})
     assert bad.status_code == 200 and "three" in bad.content.decode()
+
+
+def test_retrain_form_sends_the_engine_defaults_unless_an_advanced_field_changed(db) -> None:  # type: ignore[no-untyped-def]
+    from alignment_engine.crf_config import CRFConfig
+    from pipeline.forms import RetrainForm
+
+    defaults = CRFConfig()
+    unbound = RetrainForm()
+    assert unbound["crf_epochs"].initial == defaults.crf_epochs and unbound["emission"].initial == defaults.emission
+    assert f"default {defaults.encoder_steps}" in unbound.fields["encoder_steps"].help_text
+    base = {"language": "en", "seed": 0, "ratios": "0.7,0.1,0.2"}
+    # the page as shown (defaults filled in) and a bare POST both train CRFConfig() exactly
+    for data in (base, base | {"emission": defaults.emission, "crf_epochs": defaults.crf_epochs,
+                               "encoder_steps": defaults.encoder_steps}):
+        form = RetrainForm(data)
+        assert form.is_valid(), form.errors
+        assert form.job_params()["config"] == {}
+    form = RetrainForm(base | {"emission": "encoder", "encoder_steps": 50, "crf_epochs": defaults.crf_epochs})
+    assert form.is_valid(), form.errors
+    assert form.job_params()["config"] == {"emission": "encoder", "encoder_steps": 50}
+    # encoder steps mean nothing without an encoder
+    form = RetrainForm(base | {"emission": "lexical", "encoder_steps": 50})
+    assert form.is_valid() and form.job_params()["config"] == {}
+
+
+def test_start_page_has_unique_ids_and_carries_the_corpus(client_for, researcher) -> None:  # type: ignore[no-untyped-def]
+    import re
+    from collections import Counter
+
+    corpus = build_corpus(n_articles=1)
+    page = client_for(researcher).get(reverse("pipeline:job_start") + f"?corpus={corpus.pk}").content.decode()
+    ids = Counter(re.findall(r'\sid="([^"]+)"', page))
+    assert ids and not [i for i, n in ids.items() if n > 1], ids
+    selected = re.findall(rf'<option value="{corpus.pk}" selected>', page)
+    assert len(selected) == 3  # pre-populate, align and retrain all start on the corpus the user came from
+    for name in ("prepopulate-corpus", "align-corpus", "retrain-corpus"):
+        assert f'for="{name}"' in page or f'id="{name}"' in page
+    assert "<details class=\"advanced\"" in page
+
+
+def test_a_version_without_test_metrics_is_promoted_only_with_force(client_for, researcher) -> None:  # type: ignore[no-untyped-def]
+    from django.core.management import CommandError, call_command
+
+    empty = ModelVersion.objects.create(name="empty splits", method="crf", language="en", path="/models/e",
+                                        metrics={"dev": {}, "test": {}},
+                                        data_counts={"train": {"pairs": 3, "labels": 9, "aligned": 3},
+                                                     "dev": {"pairs": 0}, "test": {"pairs": 0}})
+    with pytest.raises(registry.PromotionRefused, match="no test metrics"):
+        registry.promote(empty)
+    client = client_for(researcher)
+    page = client.get(reverse("pipeline:model_detail", args=[empty.pk])).content.decode()
+    assert "The test split is empty" in page and "Promote anyway" in page and 'name="force"' in page
+    assert "no test metrics" in client.get(reverse("pipeline:model_list")).content.decode()
+    client.post(reverse("pipeline:model_promote", args=[empty.pk]))
+    empty.refresh_from_db()
+    assert not empty.is_promoted
+    with pytest.raises(CommandError, match="--force"):
+        call_command("promote_model", str(empty.pk))
+    empty.refresh_from_db()
+    assert not empty.is_promoted
+    client.post(reverse("pipeline:model_promote", args=[empty.pk]), {"force": "1"})
+    empty.refresh_from_db()
+    assert empty.is_promoted
+    other = version("good")
+    call_command("promote_model", "good")
+    other.refresh_from_db()
+    assert other.is_promoted
+    with pytest.raises(CommandError, match="baseline"):
+        call_command("promote_model", str(version("jaccard b", path="").pk), "--force")
+
+
+def test_model_page_shows_table_2_counts_and_configuration(client_for, researcher) -> None:  # type: ignore[no-untyped-def]
+    from alignment_engine.crf_config import CRFConfig
+
+    v = version("v1", config={"train": {"crf_epochs": 7}, "ratios": [0.7, 0.1, 0.2], "splits": {"train": ["a1", "a2"]}},
+                data_counts={s: {"articles": 1, "pairs": 2, "labels": 5, "aligned": 2, "partialAligned": 1, "notAligned": 2}
+                             for s in ("train", "dev", "test")})
+    version("v2")
+    client = client_for(researcher)
+    html = client.get(reverse("pipeline:model_detail", args=[v.pk])).content.decode()
+    assert '<table class="table metrics">' in html and '<td class="num f1">84.7</td>' in html and "44.4" in html
+    assert '<table class="table counts">' in html and "Labels per split" in html
+    assert "<dt>crf_epochs</dt><dd class=\"mono\"><strong>7</strong></dd>" in html
+    assert f"<dt>hidden</dt><dd class=\"mono\">{CRFConfig().hidden}</dd>" in html
+    assert "{&#x27;" not in html
+    listing = client.get(reverse("pipeline:model_list")).content.decode()
+    assert "F1 of retrained models over time" in listing and listing.count("<circle") == 8  # 2 versions x 4 series

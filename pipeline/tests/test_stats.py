@@ -202,7 +202,7 @@ def test_corpus_page_query_count_does_not_grow_with_runs(client_for: Any, resear
     client.get(url)  # warm the session and role caches
     with CaptureQueriesContext(connection) as one_run:
         body = client.get(url).content.decode()
-    assert "1,234 pairs" in body or "1234 pairs" in body
+    assert "1,234 predictions" in body or "1234 predictions" in body
     for _ in range(6):
         extra = make_run(corpus)
         AlignmentRun.objects.filter(pk=extra.pk).update(job=Job.objects.create(kind=Job.Kind.ALIGN_CORPUS))

@@ -28,7 +28,18 @@
     el.textContent = text; el.className = "lab-notice " + (kind || ""); el.hidden = !text;
   }
 
+  // the too-fast notice counts down with the timer and goes once the wait is over
+  let waitUntil = 0;
+  let waitText = "";
+  function countdown() {
+    if (!waitUntil) return;
+    const left = Math.ceil((waitUntil - Date.now()) / 1000);
+    if (left <= 0) { waitUntil = 0; notice("You can answer now.", "ok"); return; }
+    notice(/in \d+ s/.test(waitText) ? waitText.replace(/in \d+ s/, "in " + left + " s") : waitText + " (" + left + " s)", "warn");
+  }
+
   function tick() {
+    countdown();
     const s = (Date.now() - shownAt) / 1000;
     $("lab-seconds").textContent = Math.floor(s);
     const ready = s >= minSeconds;
@@ -89,6 +100,7 @@
       const r = await post(lab.dataset.answerUrl, { token: token, label: label });
       const data = await r.json().catch(() => ({}));
       if (r.status === 200) {
+        waitUntil = 0;
         notice("");
         if (!data.duplicate) answered = data.answered;
         if (data.accuracy !== null && data.accuracy !== undefined) $("lab-accuracy").textContent = Math.round(data.accuracy * 100) + " %";
@@ -97,7 +109,9 @@
         if (data.missed) { explain(data.feedback); return; }
         await advance();
       } else if (r.status === 429) {
-        notice(data.detail || "Too fast: please wait a few seconds.", "warn");
+        waitText = data.detail || "Too fast: please answer again in " + Math.ceil(data.wait_seconds || 3) + " s.";
+        waitUntil = Date.now() + 1000 * Number(data.wait_seconds || 3);
+        countdown();
       } else if (r.status === 410) {
         notice(data.detail || "This question expired.", "warn");
         preloaded = null; await advance();

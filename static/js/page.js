@@ -19,6 +19,19 @@
   document.addEventListener("change", function (event) {
     if (event.target.matches && event.target.matches("select[data-autosubmit]")) event.target.form.submit();
   });
-  document.addEventListener("DOMContentLoaded", function () { apply(document); });
+  // flash messages can be dismissed; success and info messages fade after their data-expire seconds
+  function dismiss(li) {
+    li.classList.add("gone");
+    window.setTimeout(function () { if (li.parentNode) li.parentNode.removeChild(li); }, 300);
+  }
+  function messages() {
+    document.querySelectorAll(".messages .msg").forEach(function (li) {
+      var button = li.querySelector(".msg-close");
+      if (button) { button.hidden = false; button.addEventListener("click", function () { dismiss(li); }); }
+      var seconds = Number(li.dataset.expire || 0);
+      if (seconds > 0) window.setTimeout(function () { dismiss(li); }, seconds * 1000);
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { apply(document); messages(); });
   document.addEventListener("htmx:load", function (event) { apply(event.detail.elt.parentNode || event.detail.elt); });
 })();
