@@ -120,13 +120,13 @@ class RetrainForm(forms.Form):
             self.fields[name].help_text = f"{help_text}; {default_note}" if help_text else default_note
 
     def clean_ratios(self) -> list[float]:
-        try:
-            ratios = [float(x) for x in self.cleaned_data["ratios"].split(",")]
+        try:  # one parser for every split ratio (refuses NaN, infinity and negatives)
+            ratios = parse_ratios(self.cleaned_data["ratios"])
         except ValueError:
-            raise forms.ValidationError("three numbers separated by commas") from None
-        if len(ratios) != 3 or any(r < 0 for r in ratios) or sum(ratios) <= 0:
-            raise forms.ValidationError("three non-negative numbers separated by commas")
-        return ratios
+            ratios = {}
+        if list(ratios) != ["train", "dev", "test"]:
+            raise forms.ValidationError("three finite non-negative numbers separated by commas, e.g. 0.7,0.1,0.2")
+        return list(ratios.values())
 
     def training_config(self) -> dict[str, Any]:
         """The options that differ from ``CRFConfig()`` (empty: the engine's measured defaults)."""

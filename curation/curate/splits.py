@@ -12,6 +12,7 @@ test article. Exports and retraining both split with :func:`assign_splits`;
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ def parse_ratios(text: str | Mapping[str, float] | None) -> dict[str, float]:
         if len(values) == 1:
             names = ["train"]
         ratios = dict(zip(names, values, strict=True))
-    if not ratios or any(v < 0 for v in ratios.values()) or sum(ratios.values()) <= 0:
+    if not ratios or any(not math.isfinite(v) or v < 0 for v in ratios.values()) or sum(ratios.values()) <= 0:
         raise ValueError(f"invalid split ratios: {text!r}")
     return ratios
 

@@ -13,6 +13,9 @@ def test_parse_ratios_forms() -> None:
     assert parse_ratios(None) == {"train": 35, "dev": 5, "test": 10}
     with pytest.raises(ValueError):
         parse_ratios("1/-1/1")
+    for text in ("nan/nan/nan", "inf/1/1", "train=nan", {"train": float("inf")}):
+        with pytest.raises(ValueError):
+            parse_ratios(text)
 
 
 def test_allocate_largest_remainder() -> None:

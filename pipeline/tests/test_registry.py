@@ -192,3 +192,14 @@ def test_model_page_shows_table_2_counts_and_configuration(client_for, researche
     assert "{&#x27;" not in html
     listing = client.get(reverse("pipeline:model_list")).content.decode()
     assert "F1 of retrained models over time" in listing and listing.count("<circle") == 8  # 2 versions x 4 series
+
+
+def test_retrain_ratios_refuse_nan_infinity_and_other_shapes(db) -> None:  # type: ignore[no-untyped-def]
+    from pipeline.forms import RetrainForm
+
+    for ratios in ("nan,nan,nan", "inf,1,1", "0.7,0.1,-0.2", "1,2", "a,b,c", "0,0,0"):
+        form = RetrainForm({"language": "en", "seed": 0, "ratios": ratios})
+        assert not form.is_valid() and "ratios" in form.errors, ratios
+    form = RetrainForm({"language": "en", "seed": 0, "ratios": "0.7, 0.1, 0.2"})
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["ratios"] == [0.7, 0.1, 0.2]
