@@ -2,10 +2,10 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from accounts.forms import LoginForm
-from config.views import favicon, home
+from config.views import SchemaView, favicon, home
 
 urlpatterns = [
     path("", home, name="home"),
@@ -20,7 +20,7 @@ urlpatterns = [
     path("api/", include("curation.api_urls")),
     path("api/annotation/", include("annotation.api_urls")),
     path("api/pipeline/", include("pipeline.api_urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", login_required(SpectacularSwaggerSplitView.as_view(url_name="schema")), name="api-docs"),
 ]
 

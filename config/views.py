@@ -3,12 +3,17 @@ annotator goes straight to the labeling jobs (config sits above every app)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.views import defaults
 from django.views.decorators.cache import cache_control
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from accounts.roles import STAFF_ROLES, Role, has_role
 from config import landing
@@ -46,3 +51,15 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 def favicon(request: HttpRequest) -> HttpResponse:
     """Browsers ask for /favicon.ico on every page that names no icon (the admin's): the site's SVG icon."""
     return redirect(static("favicon.svg"), permanent=True)
+
+
+class SchemaView(SpectacularAPIView):
+    """The OpenAPI schema; a browser (Accept: text/html) is shown the YAML as text instead of being
+    handed a file to download. API clients get the OpenAPI media types as before."""
+
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        accept = request.META.get("HTTP_ACCEPT", "")
+        if response.status_code == 200 and "text/html" in accept and "format" not in request.query_params:
+            response.content_type = "text/plain; charset=utf-8"
+        return response

@@ -79,3 +79,15 @@ def test_every_operation_documents_its_errors() -> None:
                 assert status in operation["responses"], (method, path, status)
                 content = operation["responses"][status]["content"]["application/json"]["schema"]
                 assert content == {"$ref": "#/components/schemas/Error"}
+
+
+@pytest.mark.django_db
+def test_schema_reads_as_text_in_a_browser_and_keeps_its_media_type_for_clients(client, annotator) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(annotator)
+    browser = client.get("/api/schema/", HTTP_ACCEPT="text/html,application/xhtml+xml,*/*;q=0.8")
+    assert browser.status_code == 200 and browser["Content-Type"].startswith("text/plain")
+    assert "attachment" not in browser.get("Content-Disposition", "") and b"openapi:" in browser.content
+    tool = client.get("/api/schema/", HTTP_ACCEPT="*/*")
+    assert tool.status_code == 200 and tool["Content-Type"].startswith("application/vnd.oai.openapi")
+    as_json = client.get("/api/schema/?format=json", HTTP_ACCEPT="*/*")
+    assert as_json.status_code == 200 and "json" in as_json["Content-Type"]
