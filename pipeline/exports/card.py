@@ -30,6 +30,7 @@ class Stats:
     complex_tokens: Counter[str] = field(default_factory=Counter)
     simple_tokens: Counter[str] = field(default_factory=Counter)
     level_pairs: Counter[str] = field(default_factory=Counter)
+    articles_by_split: dict[str, set[str]] = field(default_factory=dict)  # articles that have rows
     synthetic: int = 0
     pairs_seen: int = 0
     input_rows: int = 0
@@ -47,6 +48,8 @@ class Stats:
             self.level_pairs[f"{row.complex_level}-{row.simple_level}"] += 1
         if row.synthetic:
             self.synthetic += 1
+        elif row.article:
+            self.articles_by_split.setdefault(row.split, set()).add(row.article)
 
     def lengths(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -72,8 +75,12 @@ def build_card(
     dataset: ExportedDataset, params: Params, stats: Stats, files: list[dict[str, Any]], filters: list[Filter],
     source: dict[str, Any], split_of: dict[str, str],
 ) -> dict[str, Any]:
-    articles_per_split = Counter(split_of.values())
-    splits: dict[str, Any] = {"ratios": params.splits, "seed": params.seed, "articles": dict(sorted(articles_per_split.items()))}
+    # "articles": the article groups that have rows in each split (a recount of the rows written);
+    # "articles_assigned": how many the splitter gave each split (some may have no rows at all)
+    assigned = Counter(split_of.values())
+    with_rows = {split: len(stats.articles_by_split.get(split, ())) for split in sorted(set(assigned) | set(stats.rows_by_split))}
+    splits: dict[str, Any] = {"ratios": params.splits, "seed": params.seed, "articles": with_rows,
+                              "articles_assigned": dict(sorted(assigned.items()))}
     if params.splits:  # the leak check: sentence texts in two splits (0 when article groups are right)
         leaks = split_leaks(dataset.corpus, split_of)
         splits["shared_sentences"] = {"count": len(leaks), "examples": [leak.as_dict() for leak in leaks[:5]]}

@@ -46,6 +46,24 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def test_card_counts_the_articles_that_have_rows_not_the_articles_assigned(exports_dir: Path) -> None:
+    from pipeline.models import PredictedAlignment
+
+    corpus = make_corpus(n_articles=4)
+    run = make_run(corpus)
+    PredictedAlignment.objects.filter(run=run).exclude(pair__complex__article__slug="art000").delete()
+    dataset = create_export(corpus.pk, "auto", params(), run_id=run.pk)
+    assert run_export(dataset.pk) == "done"
+    dataset.refresh_from_db()
+    card = dataset.card
+    assert card["splits"]["articles_assigned"] == {"dev": 1, "test": 1, "train": 2}
+    assert sum(card["splits"]["articles"].values()) == 1  # every row comes from art000
+    (split,) = [s for s, n in card["splits"]["articles"].items() if n]
+    assert card["counts"]["by_split"] == {split: card["counts"]["rows"]}
+    readme = (folder_of(dataset, exports_dir) / "README.md").read_text(encoding="utf-8")
+    assert f"| {split} | {card['counts']['rows']} | 1 |" in readme
+
+
 def test_auto_export_tsv_rows_ids_splits_and_card(exports_dir: Path) -> None:
     corpus = make_corpus(n_articles=4)
     run = make_run(corpus)
