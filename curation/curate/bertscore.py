@@ -41,9 +41,10 @@ def _embed(sentences: Sequence[str]) -> list[Any]:
 
     tokenizer, model = _load()
     batch = tokenizer(list(sentences), padding=True, truncation=True, max_length=MAX_LENGTH, return_tensors="pt")
+    last = model.config.num_hidden_layers == LAYER  # layer 6 of 6: the output itself, no other layers kept
     with torch.no_grad():
-        out = model(**batch, output_hidden_states=True)
-    hidden = out.hidden_states[LAYER]
+        out = model(**batch, output_hidden_states=not last)
+    hidden = out.last_hidden_state if last else out.hidden_states[LAYER]
     vectors = []
     for i in range(len(sentences)):
         length = int(batch["attention_mask"][i].sum())
