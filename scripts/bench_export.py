@@ -87,9 +87,9 @@ def populate(rows: int, derived: bool = False, derived_pool: int = 100_000) -> d
     simple_level = 2 if derived else 1  # --derived: level pairs 0-2, which the adjacent-levels filter keeps
     cursor = connection.cursor().cursor  # psycopg cursor
     # ids are assigned here; sequences are moved past them afterwards
-    with cursor.copy("COPY curation_article (id, corpus_id, slug, title, source, content_hash, meta, created_at) FROM STDIN") as copy:
+    with cursor.copy("COPY curation_article (id, corpus_id, slug, title, source, content_hash, raw_hash, meta, created_at) FROM STDIN") as copy:
         for i in range(n_pairs):
-            copy.write(f"{i + 1}\t{corpus.pk}\tart{i:07d}\t\t\tx\t{{}}\t2026-01-01 00:00:00+00\n")
+            copy.write(f"{i + 1}\t{corpus.pk}\tart{i:07d}\t\t\tx\t\t{{}}\t2026-01-01 00:00:00+00\n")
     with cursor.copy("COPY curation_document (id, article_id, level, level_label, title) FROM STDIN") as copy:
         for i in range(n_pairs):
             copy.write(f"{2 * i + 1}\t{i + 1}\t0\t0\t\n{2 * i + 2}\t{i + 1}\t{simple_level}\t{simple_level}\t\n")

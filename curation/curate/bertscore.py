@@ -18,6 +18,7 @@ from typing import Any
 
 LAYER = 6
 MAX_LENGTH = 256
+BATCH_SIZE = 64  # sentences per encoder call
 
 
 @lru_cache(maxsize=1)
@@ -35,13 +36,15 @@ def _load() -> tuple[Any, Any]:
 
 
 def _embed(sentences: Sequence[str]) -> list[Any]:
+    """Normalised layer-6 token embeddings ([CLS]/[SEP] dropped) of ``sentences``, one padded batch."""
     import torch
 
     tokenizer, model = _load()
     batch = tokenizer(list(sentences), padding=True, truncation=True, max_length=MAX_LENGTH, return_tensors="pt")
+    last = model.config.num_hidden_layers == LAYER  # layer 6 of 6: the output itself, no other layers kept
     with torch.no_grad():
-        out = model(**batch, output_hidden_states=True)
-    hidden = out.hidden_states[LAYER]
+        out = model(**batch, output_hidden_states=not last)
+    hidden = out.last_hidden_state if last else out.hidden_states[LAYER]
     vectors = []
     for i in range(len(sentences)):
         length = int(batch["attention_mask"][i].sum())
@@ -57,8 +60,10 @@ SCORE_CACHE_SIZE = 50_000
 _score_cache: OrderedDict[tuple[str, str], float] = OrderedDict()
 
 
-def bertscore_f1(candidates: Sequence[str], references: Sequence[str], batch_size: int = 32) -> list[float]:
-    """F1 for each (candidate, reference) pair; each distinct pair is encoded once (cached)."""
+def bertscore_f1(candidates: Sequence[str], references: Sequence[str], batch_size: int = BATCH_SIZE) -> list[float]:
+    """F1 for each (candidate, reference) pair; each distinct pair is scored once (cached), each
+    distinct sentence of one call encoded once. Callers pass many pairs at once (the BiSECT
+    filter of an export collects the candidates of many document pairs)."""
     if len(candidates) != len(references):
         raise ValueError("candidates and references differ in length")
     keys = list(zip(candidates, references, strict=True))
@@ -76,18 +81,48 @@ def bertscore_f1(candidates: Sequence[str], references: Sequence[str], batch_siz
     return out
 
 
+def _f1(c: Any, r: Any) -> float:
+    """Greedy-matching F1 of two normalised token-embedding matrices."""
+    if c.shape[0] == 0 or r.shape[0] == 0:
+        return 0.0
+    sim = c @ r.T
+    precision = float(sim.max(dim=1).values.mean())
+    recall = float(sim.max(dim=0).values.mean())
+    return 0.0 if precision + recall <= 0 else 2 * precision * recall / (precision + recall)
+
+
 def _bertscore_f1(candidates: Sequence[str], references: Sequence[str], batch_size: int) -> list[float]:
-    scores: list[float] = []
-    for start in range(0, len(candidates), batch_size):
-        cands = list(candidates[start : start + batch_size])
-        refs = list(references[start : start + batch_size])
-        embedded = _embed(cands + refs)
-        for c, r in zip(embedded[: len(cands)], embedded[len(cands) :], strict=True):
-            if c.shape[0] == 0 or r.shape[0] == 0:
-                scores.append(0.0)
-                continue
-            sim = c @ r.T
-            precision = float(sim.max(dim=1).values.mean())
-            recall = float(sim.max(dim=0).values.mean())
-            scores.append(0.0 if precision + recall <= 0 else 2 * precision * recall / (precision + recall))
-    return scores
+    """Every distinct sentence of the pairs is encoded once, in batches of ``batch_size``
+    sentences sorted by token count (little padding); a pair is scored as soon as both its
+    sentences are embedded, and a sentence's embeddings are dropped after its last pair, so
+    only the embeddings of pairs still waiting for their other side are held (with the
+    length order, a candidate and its reference are usually in the same or the next batch)."""
+    tokenizer, _ = _load()
+    sentences = list(dict.fromkeys([*candidates, *references]))
+    index = {text: i for i, text in enumerate(sentences)}
+    pairs = [(index[c], index[r]) for c, r in zip(candidates, references, strict=True)]
+    encoded = tokenizer(sentences, truncation=True, max_length=MAX_LENGTH)["input_ids"]
+    order = sorted(range(len(sentences)), key=lambda i: (len(encoded[i]), i))
+    waiting: dict[int, list[int]] = {}  # sentence -> pairs it belongs to, not yet scored
+    for n, (c, r) in enumerate(pairs):
+        waiting.setdefault(c, []).append(n)
+        if r != c:
+            waiting.setdefault(r, []).append(n)
+    embedded: dict[int, Any] = {}
+    scores: list[float | None] = [None] * len(pairs)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        for i, vectors in zip(chunk, _embed([sentences[i] for i in chunk]), strict=True):
+            embedded[i] = vectors
+        for i in chunk:
+            for n in waiting.get(i, ()):
+                c, r = pairs[n]
+                if scores[n] is None and c in embedded and r in embedded:
+                    scores[n] = _f1(embedded[c], embedded[r])
+        for i in list(embedded):  # drop the sentences whose pairs are all scored
+            if all(scores[n] is not None for n in waiting[i]):
+                del embedded[i]
+                del waiting[i]
+    if any(s is None for s in scores):  # every sentence was embedded, so every pair is scored
+        raise RuntimeError("BERTScore left pairs unscored")
+    return [float(s) for s in scores if s is not None]

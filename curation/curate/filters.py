@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from alignment_engine.ids import SentenceId
 from alignment_engine.text import words
@@ -49,6 +49,9 @@ DESCRIPTIONS = {
     "flesch": "keep pairs whose simple side is at least min_gain Flesch reading-ease points easier",
     "bisect": "BiSECT split-and-rephrase: 1-2/2-1 groups, lexical overlap, a verb in every sentence, BERTScore",
 }
+
+
+C = TypeVar("C")
 
 
 def normalise(text: str) -> str:
@@ -178,6 +181,14 @@ def split_category(long: str, first: str, second: str, window: int = 3, max_edit
 
 
 @dataclass
+class PendingBisect:
+    """The rows of one document pair after BiSECT's cheap checks, waiting for BERTScore."""
+
+    rows: list[Row]
+    candidates: list[tuple[list[Row], str, str, str]]  # (members in order, long, first, second)
+
+
+@dataclass
 class BisectFilter(Filter):
     scorer: Callable[[list[str], list[str]], list[float]] | None = None
     removed_by: dict[str, int] = field(default_factory=lambda: {"shape": 0, "overlap": 0, "verb": 0, "bertscore": 0})
@@ -190,6 +201,16 @@ class BisectFilter(Filter):
         return self.scorer(candidates, references)
 
     def apply(self, rows: list[Row], language: str = "en") -> list[Row]:
+        pending = self.prepare(rows, language)
+        return self.finish(pending, self.score(pending))
+
+    def score(self, pending: PendingBisect) -> list[float]:
+        if not pending.candidates:
+            return []
+        return self._score([f"{c[2]} {c[3]}" for c in pending.candidates], [c[1] for c in pending.candidates])
+
+    def prepare(self, rows: list[Row], language: str = "en") -> PendingBisect:
+        """The cheap checks (shape, overlap, verbs); the groups left wait for their BERTScore."""
         self.seen += len(rows)
         groups: dict[int, list[Row]] = {}
         for row in rows:
@@ -213,21 +234,23 @@ class BisectFilter(Filter):
                 self.removed_by["verb"] += 2
                 continue
             candidates.append((ordered, long, first, second))
+        return PendingBisect(rows, candidates)
+
+    def finish(self, pending: PendingBisect, scores: list[float]) -> list[Row]:
+        """The rows of ``pending`` whose groups reach ``min_bertscore`` (``scores``: one per candidate)."""
         kept: list[Row] = []
-        if candidates:
-            scores = self._score([f"{c[2]} {c[3]}" for c in candidates], [c[1] for c in candidates])
-            for (members, long, first, second), score in zip(candidates, scores, strict=True):
-                if score < self.params["min_bertscore"]:
-                    self.removed_by["bertscore"] += 2
-                    continue
-                category = split_category(long, first, second)
-                for row in members:
-                    row.split_category = category
-                    row.note("bertscore", score)
-                kept.extend(members)
+        for (members, long, first, second), score in zip(pending.candidates, scores, strict=True):
+            if score < self.params["min_bertscore"]:
+                self.removed_by["bertscore"] += 2
+                continue
+            category = split_category(long, first, second)
+            for row in members:
+                row.split_category = category
+                row.note("bertscore", score)
+            kept.extend(members)
         kept_ids = {id(r) for r in kept}
-        result = [row for row in rows if id(row) in kept_ids]
-        self.removed += len(rows) - len(result)
+        result = [row for row in pending.rows if id(row) in kept_ids]
+        self.removed += len(pending.rows) - len(result)
         return result
 
     def report(self) -> dict[str, Any]:
@@ -282,3 +305,66 @@ def apply_filters(filters: list[Filter], rows: list[Row], language: str = "en") 
             break
         rows = flt.apply(rows, language)
     return rows
+
+
+class FilterStream(Generic[C]):
+    """The filters over document pairs pushed one at a time, with BiSECT's BERTScore batched
+    across pairs: a pair whose groups wait for BERTScore is held back (with every pair pushed
+    after it, so rows come out in the order pushed) until ``max_candidates`` groups or
+    ``max_rows`` rows wait, then all waiting groups are scored in one call and the pairs come
+    out. The result is exactly that of ``apply_filters`` per pair; the encoder then sees
+    hundreds of sentences per call instead of a few, and memory stays bounded by the limits.
+
+    ``push`` and ``close`` return ``(context, kept rows)`` for each pair released, in order.
+    """
+
+    def __init__(
+        self, filters: list[Filter], language: str = "en", max_candidates: int = 512, max_rows: int = 20_000
+    ) -> None:
+        self.language = language
+        self.max_candidates = max_candidates
+        self.max_rows = max_rows
+        last = filters[-1] if filters else None
+        self.bisect = last if isinstance(last, BisectFilter) else None
+        self.before = filters[:-1] if self.bisect is not None else list(filters)
+        self._held: list[tuple[C, PendingBisect | None, list[Row]]] = []
+        self._held_candidates = 0
+        self._held_rows = 0
+
+    def push(self, rows: list[Row], context: C) -> list[tuple[C, list[Row]]]:
+        rows = apply_filters(self.before, rows, self.language)
+        if self.bisect is None or not rows:
+            if not self._held:
+                return [(context, rows)]
+            self._held.append((context, None, rows))
+            return []
+        pending = self.bisect.prepare(rows, self.language)
+        if not pending.candidates and not self._held:
+            return [(context, self.bisect.finish(pending, []))]
+        self._held.append((context, pending, rows))
+        self._held_candidates += len(pending.candidates)
+        self._held_rows += len(rows)
+        if self._held_candidates >= self.max_candidates or self._held_rows >= self.max_rows:
+            return self._release()
+        return []
+
+    def close(self) -> list[tuple[C, list[Row]]]:
+        return self._release()
+
+    def _release(self) -> list[tuple[C, list[Row]]]:
+        held, self._held, self._held_candidates, self._held_rows = self._held, [], 0, 0
+        if self.bisect is None:
+            return [(context, rows) for context, _, rows in held]
+        bisect = self.bisect
+        waiting = [p for _, p, _ in held if p is not None]
+        scores = bisect.score(PendingBisect([], [c for p in waiting for c in p.candidates]))
+        out: list[tuple[C, list[Row]]] = []
+        at = 0
+        for context, pending, rows in held:
+            if pending is None:
+                out.append((context, rows))
+                continue
+            n = len(pending.candidates)
+            out.append((context, bisect.finish(pending, scores[at : at + n])))
+            at += n
+        return out

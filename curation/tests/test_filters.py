@@ -207,3 +207,107 @@ def test_bertscore_encodes_each_distinct_pair_once(monkeypatch: Any) -> None:
     monkeypatch.setattr(bs, "SCORE_CACHE_SIZE", 1)
     bs.bertscore_f1(["q"], ["r"])
     assert list(bs._score_cache) == [("q", "r")]
+
+
+def _pairs_of_documents() -> list[list[Row]]:
+    """Twelve document pairs: 1-2 splits that pass or fail each BiSECT check, 1-1 rows, GLEU/Flesch misses."""
+    docs = []
+    for d in range(12):
+        rows = [row(PART1, LONG, group=0, shape="1-2", n=0), row(PART2, LONG, group=0, shape="1-2", n=1)] if d % 3 != 2 else []
+        rows += [row("He left the old town.", "He went away from the old town at night.", group=1, n=2)]
+        if d % 2:
+            rows += [row("Prices rose.", "Prices rose, and wages fell.", group=2, shape="1-2", n=3),
+                     row("Wages fell.", "Prices rose, and wages fell.", group=2, shape="1-2", n=4)]
+        if d % 4 == 1:
+            rows += [row("Stock markets today.", "Stock markets today, investors in panic.", group=3, shape="1-2", n=5),
+                     row("Investors in panic.", "Stock markets today, investors in panic.", group=3, shape="1-2", n=6)]
+        docs.append(rows)
+    return docs
+
+
+def test_filter_stream_gives_per_pair_results_with_one_scorer_call() -> None:
+    from curation.curate.filters import FilterStream
+
+    def scorer(cands: list[str], refs: list[str]) -> list[float]:
+        calls.append(len(cands))
+        return [0.9 if "bridge" in r else 0.1 for r in refs]
+
+    config: dict[str, Any] = {"identical": {}, "gleu": {"min": 0.0, "max": 1.0}, "flesch": {"min_gain": -100.0}, "bisect": {}}
+    calls: list[int] = []
+    per_pair = build_filters(config, scorer=scorer)
+    expected = [[(r.simple, r.complex, r.split_category, r.extra) for r in apply_filters(per_pair, rows)] for rows in _pairs_of_documents()]
+    assert len(calls) == 10  # one call per document pair with a group left for BERTScore
+    calls = []
+    batched = build_filters(config, scorer=scorer)
+    stream: FilterStream[int] = FilterStream(batched, max_candidates=1000)
+    released = []
+    for i, rows in enumerate(_pairs_of_documents()):
+        released += stream.push(rows, i)
+    assert released == []  # pair 0 waits for BERTScore, and every pair after it waits behind it
+    released += stream.close()
+    assert [i for i, _ in released] == list(range(12))  # every pair, in the order pushed
+    assert [[(r.simple, r.complex, r.split_category, r.extra) for r in kept] for _, kept in released] == expected
+    assert calls == [14]  # 8 bridge groups + 6 "prices" groups, one call
+    assert [f.report() for f in batched] == [f.report() for f in per_pair]
+
+
+def test_filter_stream_releases_at_the_candidate_limit() -> None:
+    from curation.curate.filters import FilterStream
+
+    calls: list[int] = []
+
+    def scorer(cands: list[str], refs: list[str]) -> list[float]:
+        calls.append(len(cands))
+        return [0.9] * len(cands)
+
+    stream: FilterStream[int] = FilterStream(build_filters({"bisect": {}}, scorer=scorer), max_candidates=3)
+    out = [stream.push(rows, i) for i, rows in enumerate(_pairs_of_documents()[:4])]
+    # pair 0: 1 group waits; pair 1: 2 more -> 3 reach the limit, pairs 0-1 come out; pair 2 has none; pair 3: 2
+    assert [[i for i, _ in o] for o in out] == [[], [0, 1], [2], []]
+    assert [i for i, _ in stream.close()] == [3] and calls == [3, 2]
+
+
+@pytest.mark.slow
+def test_batched_bertscore_equals_per_pair_scoring_with_the_real_encoder(monkeypatch: Any) -> None:
+    """The batched scorer (distinct sentences, length-sorted batches across pairs) against the
+    first per-pair scorer (one padded batch per 32 pairs, candidates and references together)
+    through the packaged encoder: equal within 1e-6."""
+    import curation.curate.bertscore as bs
+
+    def per_pair(candidates: list[str], references: list[str], batch_size: int = 32) -> list[float]:
+        scores = []
+        for start in range(0, len(candidates), batch_size):
+            cands, refs = candidates[start : start + batch_size], references[start : start + batch_size]
+            embedded = bs._embed(cands + refs)
+            scores += [bs._f1(c, r) for c, r in zip(embedded[: len(cands)], embedded[len(cands) :], strict=True)]
+        return scores
+
+    longs = [
+        LONG,
+        "The city council said on Monday that a new bridge over the river would be built after years of debate.",
+        "Scientists say the ice in the Arctic melts faster now than at any time in the last century, and sea levels rise.",
+        "The school, which opened in 1920, will close next year because too few children live in the village.",
+        "Prices rose sharply in March, and many families said they could no longer afford fresh vegetables.",
+        "The team won the final after a long and difficult season, and thousands of fans celebrated in the streets.",
+        "Der Bürgermeister eröffnete am Montag die neue Brücke, und Tausende Menschen gingen darüber.",
+        "Rain.",
+    ]
+    splits = [
+        f"{PART1} {PART2}",
+        "The city council said on Monday that a new bridge would be built. It had been debated for years.",
+        "Scientists say the Arctic ice melts faster now. Sea levels rise.",
+        "The school opened in 1920. It will close next year because few children live in the village.",
+        "Prices rose sharply in March. Many families could not afford fresh vegetables.",
+        "The team won the final. Thousands of fans celebrated in the streets.",
+        "Der Bürgermeister eröffnete am Montag die neue Brücke. Tausende Menschen gingen darüber.",
+        "It rained all day long in the small town near the old market.",
+    ]
+    candidates = splits + [splits[(i + 3) % len(splits)] for i in range(len(splits))] + [LONG]
+    references = longs + longs + [LONG]
+    monkeypatch.setattr(bs, "_score_cache", bs.OrderedDict())
+    expected = per_pair(candidates, references)
+    got = bs._bertscore_f1(candidates, references, batch_size=4)  # several batches: sentences wait for their pair
+    assert len(got) == len(expected) == 17
+    assert max(abs(a - b) for a, b in zip(got, expected, strict=True)) < 1e-6
+    assert abs(got[-1] - 1.0) < 1e-5 and min(got) < 0.6 < max(got)
+    assert bs.bertscore_f1(candidates, references) == pytest.approx(expected, abs=1e-6)

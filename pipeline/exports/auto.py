@@ -12,7 +12,7 @@ from django.db.models import Count, Sum
 
 from alignment_engine.ids import COMPLEX, SIMPLE, sentence_id
 from alignment_engine.text import words
-from curation.curate.filters import apply_filters, build_filters
+from curation.curate.filters import FilterStream, build_filters
 from curation.curate.phenomena import classify_rows
 from curation.curate.rows import Row
 from curation.curate.splits import assign_splits
@@ -83,6 +83,7 @@ def export_auto(dataset: ExportedDataset, params: Params, folder: Path, tracker:
     labels = params.labels or ALIGNED_LABELS
     language = dataset.corpus.language
     filters = build_filters(params.filters, language=language)
+    stream: FilterStream[dict[int, tuple[int, int]]] = FilterStream(filters, language)
     slugs = list(Article.objects.filter(corpus=dataset.corpus).values_list("slug", flat=True))
     split_of = assign_splits(slugs, params.splits, params.seed) if params.splits else dict.fromkeys(slugs, "all")
     stats = Stats()
@@ -98,6 +99,13 @@ def export_auto(dataset: ExportedDataset, params: Params, folder: Path, tracker:
 
         all_aligned = set(labels) <= set(ALIGNED_LABELS)
 
+        def write(released: list[tuple[dict[int, tuple[int, int]], list[Row]]]) -> None:
+            for pair_tokens, kept in released:  # in the order the pairs were read
+                for row in kept:
+                    ct, st = pair_tokens[id(row)]
+                    stats.add(row, ct, st)
+                    writers.write(row.split, row)
+
         def flush() -> int:
             if not batch:
                 return 0
@@ -107,11 +115,7 @@ def export_auto(dataset: ExportedDataset, params: Params, folder: Path, tracker:
             else:  # notAligned rows requested too: groups are built from aligned rows only
                 chosen = [i for i, row in enumerate(batch) if row.label in ALIGNED_LABELS]
                 linked = classify_rows([batch[i] for i in chosen], [keys[i] for i in chosen], stats.groups_by_phenomenon)
-            kept = apply_filters(filters, batch, language)
-            for row in kept:
-                ct, st = tokens[id(row)]
-                stats.add(row, ct, st)
-                writers.write(row.split, row)
+            write(stream.push(batch, tokens))
             return len(linked)
 
         for values in _auto_rows(run.pk, run.corpus_id, labels, params.chunk_size):
@@ -131,6 +135,7 @@ def export_auto(dataset: ExportedDataset, params: Params, folder: Path, tracker:
             stats.input_rows += 1
             tracker.step()
         linked_complex += flush()
+        write(stream.close())
         tracker.finish()
         synthetic_rows = _mix_synthetic(dataset, params, stats, writers)
         files = writers.close()
