@@ -3,12 +3,15 @@
 :class:`ImportWriter` takes what a parser yields in batches (so an import never holds the
 whole corpus in memory); :func:`write_import` writes lists at once (tests, the corpus builder).
 Every value is checked against its column before it is written (length, control characters),
-so a bad file is refused with ``file:line: problem`` instead of a database error. Paragraphs and
-sentences go in without model objects: PostgreSQL's ``COPY``, ``executemany`` on SQLite.
+so a bad file is refused with ``file:line: problem`` instead of a database error. Articles,
+documents, pairs, paragraphs and sentences go in without model objects on PostgreSQL
+(``COPY``, ids drawn from their sequences); on SQLite paragraphs and sentences through
+``executemany``, the rest through ``bulk_create``.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -18,6 +21,7 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import ProtectedError, QuerySet, RestrictedError
+from django.utils import timezone
 
 from alignment_engine.ids import COMPLEX, SIMPLE, SentenceId, pair_id_problem
 from alignment_engine.text import count_tokens
@@ -110,6 +114,20 @@ class ImportState:
         self.pair_ids: dict[str, str] = {}  # pair id -> source
 
 
+def _fast() -> bool:
+    """Rows go in by COPY (PostgreSQL with USE_COPY), ids drawn from the table's sequence."""
+    return connection.vendor == "postgresql" and USE_COPY
+
+
+def _next_ids(model: Any, n: int) -> list[int]:
+    """``n`` fresh primary keys of ``model`` from its sequence (PostgreSQL)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [model._meta.db_table, n]
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
 def _copy(table: str, columns: Iterable[str], rows: Iterable[Sequence[Any]]) -> None:
     with connection.cursor() as cursor, cursor.cursor.copy(
         f"COPY {connection.ops.quote_name(table)} ({', '.join(columns)}) FROM STDIN"
@@ -128,29 +146,24 @@ def _sentence_values(doc_pk: int, doc: ParsedDocument, para_pks: Sequence[int]) 
             n += 1
 
 
-def write_text(doc_rows: list[Document], parsed_docs: list[ParsedDocument]) -> tuple[int, int]:
-    """Paragraphs and sentences of the documents: (paragraphs, sentences) written.
+def write_text(doc_pks: list[int], parsed_docs: list[ParsedDocument]) -> tuple[int, int]:
+    """Paragraphs and sentences of the documents (their primary keys): (paragraphs, sentences) written.
 
     PostgreSQL: paragraph ids are drawn from their sequence and both tables are filled with
     COPY, without building model objects (their construction was half the writer's time);
     other databases: ``executemany`` inserts, the paragraph ids read back by (document,
     position); with USE_COPY off, ``bulk_create`` in batches."""
     n_paragraphs = sum(len(doc.paragraphs) for doc in parsed_docs)
-    if connection.vendor == "postgresql" and USE_COPY:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                [Paragraph._meta.db_table, n_paragraphs],
-            )
-            ids = iter([row[0] for row in cursor.fetchall()])
+    if _fast():
+        ids = iter(_next_ids(Paragraph, n_paragraphs))
         para_pks = [[next(ids) for _ in doc.paragraphs] for doc in parsed_docs]
         _copy(Paragraph._meta.db_table, ("id", "document_id", "position"),
-              ((pk, doc_row.pk, p) for doc_row, pks in zip(doc_rows, para_pks, strict=True) for p, pk in enumerate(pks)))
+              ((pk, doc_pk, p) for doc_pk, pks in zip(doc_pks, para_pks, strict=True) for p, pk in enumerate(pks)))
         counted = [0]
 
         def sentences() -> Iterator[tuple[Any, ...]]:
-            for doc_row, doc, pks in zip(doc_rows, parsed_docs, para_pks, strict=True):
-                for values in _sentence_values(doc_row.pk, doc, pks):
+            for doc_pk, doc, pks in zip(doc_pks, parsed_docs, para_pks, strict=True):
+                for values in _sentence_values(doc_pk, doc, pks):
                     counted[0] += 1
                     yield values
 
@@ -161,17 +174,17 @@ def write_text(doc_rows: list[Document], parsed_docs: list[ParsedDocument]) -> t
         with connection.cursor() as cursor:
             cursor.executemany(
                 f"INSERT INTO {para_table} (document_id, position) VALUES (%s, %s)",
-                [(doc_row.pk, p) for doc_row, doc in zip(doc_rows, parsed_docs, strict=True) for p in range(len(doc.paragraphs))],
+                [(doc_pk, p) for doc_pk, doc in zip(doc_pks, parsed_docs, strict=True) for p in range(len(doc.paragraphs))],
             )
         para_ids = {
             (d, p): pk
-            for start in range(0, len(doc_rows), 500)
-            for pk, d, p in Paragraph.objects.filter(document_id__in=[r.pk for r in doc_rows[start : start + 500]])
+            for start in range(0, len(doc_pks), 500)
+            for pk, d, p in Paragraph.objects.filter(document_id__in=doc_pks[start : start + 500])
             .values_list("pk", "document_id", "position")
         }
         values = [
-            v for doc_row, doc in zip(doc_rows, parsed_docs, strict=True)
-            for v in _sentence_values(doc_row.pk, doc, [para_ids[(doc_row.pk, p)] for p in range(len(doc.paragraphs))])
+            v for doc_pk, doc in zip(doc_pks, parsed_docs, strict=True)
+            for v in _sentence_values(doc_pk, doc, [para_ids[(doc_pk, p)] for p in range(len(doc.paragraphs))])
         ]
         with connection.cursor() as cursor:
             cursor.executemany(
@@ -181,15 +194,15 @@ def write_text(doc_rows: list[Document], parsed_docs: list[ParsedDocument]) -> t
             )
         return n_paragraphs, len(values)
     para_rows = Paragraph.objects.bulk_create(
-        [Paragraph(document=doc_row, position=p) for doc_row, doc in zip(doc_rows, parsed_docs, strict=True)
+        [Paragraph(document_id=doc_pk, position=p) for doc_pk, doc in zip(doc_pks, parsed_docs, strict=True)
          for p in range(len(doc.paragraphs))],
         batch_size=BATCH,
     )
     para_iter = iter(para_rows)
     sentence_rows = [
         Sentence(**dict(zip(SENTENCE_COLUMNS, values, strict=True)))
-        for doc_row, doc in zip(doc_rows, parsed_docs, strict=True)
-        for values in _sentence_values(doc_row.pk, doc, [next(para_iter).pk for _ in doc.paragraphs])
+        for doc_pk, doc in zip(doc_pks, parsed_docs, strict=True)
+        for values in _sentence_values(doc_pk, doc, [next(para_iter).pk for _ in doc.paragraphs])
     ]
     Sentence.objects.bulk_create(sentence_rows, batch_size=BATCH)
     return n_paragraphs, len(sentence_rows)
@@ -266,54 +279,61 @@ def write_articles(
         summary.articles_replaced += old_articles.count()
         delete_replaced(old_articles, fresh[0])
 
-    article_rows = Article.objects.bulk_create(
-        [
-            Article(
-                corpus=corpus,
-                slug=a.slug,
-                title=a.title,
-                source=a.source[: _max(Article, "source")],
-                content_hash=a.content_hash(),
-                raw_hash=a.raw_hash,
-                meta=a.meta,
-            )
-            for a in fresh
-        ]
-    )
-    summary.articles_created += len(article_rows) - replaced_here
-    doc_rows: list[Document] = []
-    for row, article in zip(article_rows, fresh, strict=True):
+    # articles, documents and pairs as plain values: COPY on PostgreSQL (model objects were
+    # half of the writer's time for a JSONL of many small articles), bulk_create elsewhere
+    source_max = _max(Article, "source")
+    article_values = [
+        (corpus.pk, a.slug, a.title, a.source[:source_max], a.content_hash(), a.raw_hash, a.meta) for a in fresh
+    ]
+    if _fast():
+        article_pks = _next_ids(Article, len(fresh))
+        now = timezone.now()
+        _copy(Article._meta.db_table,
+              ("id", "corpus_id", "slug", "title", "source", "content_hash", "raw_hash", "meta", "created_at"),
+              ((pk, *values[:-1], json.dumps(values[-1]), now) for pk, values in zip(article_pks, article_values, strict=True)))
+    else:
+        article_pks = [a.pk for a in Article.objects.bulk_create([
+            Article(corpus_id=c, slug=slug, title=title, source=source, content_hash=content, raw_hash=raw, meta=meta)
+            for c, slug, title, source, content, raw, meta in article_values
+        ])]
+    summary.articles_created += len(article_pks) - replaced_here
+    doc_values: list[tuple[int, int, str, str]] = []  # article id, level, label, title
+    for article_pk, article in zip(article_pks, fresh, strict=True):
         levels = [d.level for d in article.documents]
         if len(set(levels)) != len(levels):
             raise ImportFailed(article.source, None, f"article {article.slug!r} has two documents at one level")
         for doc in article.documents:
-            doc_rows.append(Document(article=row, level=doc.level, level_label=doc.level_label, title=doc.title))
-    doc_rows = Document.objects.bulk_create(doc_rows, batch_size=BATCH)
-    summary.documents += len(doc_rows)
+            doc_values.append((article_pk, doc.level, doc.level_label, doc.title))
+    if _fast():
+        doc_pks = _next_ids(Document, len(doc_values))
+        _copy(Document._meta.db_table, ("id", "article_id", "level", "level_label", "title"),
+              ((pk, *values) for pk, values in zip(doc_pks, doc_values, strict=True)))
+    else:
+        doc_pks = [d.pk for d in Document.objects.bulk_create(
+            [Document(article_id=a, level=level, level_label=label, title=title) for a, level, label, title in doc_values],
+            batch_size=BATCH,
+        )]
+    summary.documents += len(doc_pks)
 
     parsed_docs = [d for a in fresh for d in a.documents]
-    n_paragraphs, n_sentences = write_text(doc_rows, parsed_docs)
+    n_paragraphs, n_sentences = write_text(doc_pks, parsed_docs)
     summary.paragraphs += n_paragraphs
     summary.sentences += n_sentences
 
-    docs_by_article: dict[int, dict[int, Document]] = {}
-    for doc_row in doc_rows:
-        docs_by_article.setdefault(doc_row.article_id, {})[doc_row.level] = doc_row
-    pair_rows = []
-    for row, article in zip(article_rows, fresh, strict=True):
-        by_level = docs_by_article[row.pk]
-        for complex_level, simple_level, pair_id in pairs_of[id(article)]:
-            pair_rows.append(
-                DocumentPair(
-                    corpus=corpus,
-                    article=row,
-                    complex=by_level[complex_level],
-                    simple=by_level[simple_level],
-                    pair_id=pair_id,
-                )
-            )
-    DocumentPair.objects.bulk_create(pair_rows, batch_size=BATCH)
-    summary.pairs += len(pair_rows)
+    doc_pk = {(a, level): pk for (a, level, _, _), pk in zip(doc_values, doc_pks, strict=True)}
+    pair_values = [
+        (corpus.pk, article_pk, doc_pk[(article_pk, complex_level)], doc_pk[(article_pk, simple_level)], pair_id)
+        for article_pk, article in zip(article_pks, fresh, strict=True)
+        for complex_level, simple_level, pair_id in pairs_of[id(article)]
+    ]
+    if _fast():
+        _copy(DocumentPair._meta.db_table, ("corpus_id", "article_id", "complex_id", "simple_id", "pair_id"), pair_values)
+    else:
+        DocumentPair.objects.bulk_create(
+            [DocumentPair(corpus_id=c, article_id=a, complex_id=cx, simple_id=sx, pair_id=p) for c, a, cx, sx, p in pair_values],
+            batch_size=BATCH,
+        )
+    summary.pairs += len(pair_values)
 
 
 def write_alignments(
