@@ -28,6 +28,7 @@ import json
 import os
 import random
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -311,6 +312,19 @@ print(json.dumps(dict(told=len(tokens), in_flight_at_stop=len(in_flight), in_fli
     return json.loads(_django(env, code).strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
+def _requests_served(sql_dir: Path) -> int:
+    return sum(n for f in sql_dir.glob("*.json") for n, _ in json.loads(f.read_text()).values())
+
+
+def _cpu_per_request(cpu: dict[str, float], sql_dir: Path) -> dict[str, float]:
+    """CPU milliseconds per request served over the whole round (ramp included) of the gunicorn
+    workers, their PostgreSQL backends and locust: what the machine's cores can carry when idle."""
+    n = _requests_served(sql_dir)
+    out = {k.removesuffix("_s"): round(1000 * v / n, 2) for k, v in cpu.items()} if n else {}
+    out["requests"] = n
+    return out
+
+
 def _sql_per_request(sql_dir: Path) -> dict[str, float]:
     totals: dict[str, list[int]] = {}
     for f in sql_dir.glob("*.json"):
@@ -319,6 +333,35 @@ def _sql_per_request(sql_dir: Path) -> dict[str, float]:
             t[0] += n
             t[1] += stmts
     return {kind: round(stmts / n, 2) for kind, (n, stmts) in totals.items() if n}
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of one process so far (Linux /proc); 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _worker_pids(master: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{master}/task/{master}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _pg_backend_pids(url: str) -> list[int]:
+    """The server processes of the connections gunicorn holds (CONN_MAX_AGE keeps them open)."""
+    if not url.startswith("postgres"):
+        return []
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return [int(r[0]) for r in rows]
 
 
 def _round(args: argparse.Namespace, env: dict[str, str], tmp: Path, users: int, round_no: int) -> dict[str, object]:
@@ -387,12 +430,22 @@ def _round(args: argparse.Namespace, env: dict[str, str], tmp: Path, users: int,
             "--stop-timeout",
             "3",
         ]
+        time.sleep(3)  # the other workers finish booting
+        workers = _worker_pids(server.pid)
+        workers_cpu0 = sum(_cpu_s(p) for p in workers)  # after boot: imports not counted
+        children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.time()
         locust = subprocess.run(
             cmd, cwd=ROOT, env=lenv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
         elapsed = time.time() - t0
         load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+        children1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = {
+            "gunicorn_s": sum(_cpu_s(p) for p in workers) - workers_cpu0,
+            "postgres_s": sum(_cpu_s(p) for p in _pg_backend_pids(args.database_url)),
+            "locust_s": (children1.ru_utime + children1.ru_stime) - (children0.ru_utime + children0.ru_stime),
+        }
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(30)
@@ -423,6 +476,7 @@ def _round(args: argparse.Namespace, env: dict[str, str], tmp: Path, users: int,
         "stats": result["stats"],
         "client_counts": result["counts"],
         "sql_per_request": _sql_per_request(sql_dir),
+        "cpu_ms_per_request": _cpu_per_request(cpu, sql_dir),
         "audit": audit,
         "audit_ok": ok,
     }
@@ -430,19 +484,21 @@ def _round(args: argparse.Namespace, env: dict[str, str], tmp: Path, users: int,
 
 def _table(rows: list[dict[str, object]]) -> str:
     lines = [
-        "| users | req/s | labeling page p50 / p95 / p99 ms | answer p50 / p95 / p99 ms | failures | SQL/request page / answer | told / stored | audit | uptime |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| users | req/s | labeling page p50 / p95 / p99 ms | answer p50 / p95 / p99 ms | failures | SQL/request page / answer | CPU ms/request gunicorn + PG + locust | told / stored | audit | uptime |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         st: dict[str, dict[str, float]] = r["stats"]  # type: ignore[assignment]
         page, answer = st["labeling page"], st["answer"]
         sql: dict[str, float] = r["sql_per_request"]  # type: ignore[assignment]
         audit: dict[str, int] = r["audit"]  # type: ignore[assignment]
+        cpu: dict[str, float] = r["cpu_ms_per_request"]  # type: ignore[assignment]
+        cpu_cell = f"{cpu.get('gunicorn', 0):.1f} + {cpu.get('postgres', 0):.1f} + {cpu.get('locust', 0):.1f}"
         load = str(r["uptime"]).split("load average:")[-1].strip()
         lines.append(
             f"| {r['users']} | {page['rps'] + answer['rps']:.1f} | {page['median_ms']:.0f} / {page['p95_ms']:.0f} / {page['p99_ms']:.0f} "
             f"| {answer['median_ms']:.0f} / {answer['p95_ms']:.0f} / {answer['p99_ms']:.0f} | {page['failures'] + answer['failures']} "
-            f"| {sql.get('GET label', float('nan'))} / {sql.get('POST annotation-answer', float('nan'))} "
+            f"| {sql.get('GET label', float('nan'))} / {sql.get('POST annotation-answer', float('nan'))} | {cpu_cell} "
             f"| {audit['told']} / {audit['stored']} | {'OK' if r['audit_ok'] else 'FAILED'} | {load} |"
         )
     return "\n".join(lines)
