@@ -283,7 +283,7 @@ print(job.pk)
     return int(_django(env, code).split()[-1])
 
 
-def _audit(env: dict[str, str], job_id: int, accepted_path: Path) -> dict[str, object]:
+def _audit(env: dict[str, str], job_id: int, accepted_path: Path) -> dict[str, int]:
     code = f"""
 import json
 from collections import Counter
