@@ -1,17 +1,22 @@
 #!/usr/bin/env python
 """Labeling benchmark: N concurrent annotators against gunicorn on PostgreSQL, then an audit.
 
-    .venv/bin/python scripts/bench_labeling.py --users 50 --duration 60 --workers 4
+    .venv/bin/python scripts/bench_labeling.py --users 50,200,1000 --duration 60 --workers 3
 
-1. (re)creates the database named in --database-url, migrates, seeds a job (min_seconds=0,
-   5 judgments per pair, one test question in every 5) and one logged-in session per annotator;
-2. starts gunicorn on loopback with the production settings (DEBUG=0);
+1. (re)creates the database named in --database-url, migrates, seeds a corpus and one logged-in
+   session per annotator (users created in bulk with one password hash);
+2. for each user count: a fresh job (--min-seconds, 10 by default as in production; 5 judgments
+   per pair, one test question in every 5), gunicorn on loopback with the production settings
+   (DEBUG=0) except that no static files are collected or served (a settings module in the temp
+   dir swaps the manifest storage for the plain one, so no collectstatic) and one outer middleware
+   counts the SQL statements each request executes;
 3. runs locust headless from a second process (annotators start at --spawn-rate per second; latency
    statistics are reset once all have started): each annotator loops "GET the labeling page
-   (serves or resumes a question) -> POST the answer to the API"; one answer in ten is sent
-   twice (a client retry: must come back as a duplicate);
-4. reports median and p95 per request kind, then audits the database against what the clients
-   were told: every accepted answer stored once, no duplicates, no item over capacity, counters exact.
+   (serves or resumes a question) -> read for min-seconds + 0.5..+--think-extra s -> POST the
+   answer to the API"; one answer in ten is sent twice (a client retry: must come back as a duplicate);
+4. audits the database against what the clients were told: every accepted answer stored once, no
+   duplicates, no item over capacity, counters exact; then prints one table row per user count:
+   req/s, p50/p95/p99 per endpoint, failures, SQL statements per request, `uptime` load.
 
 Exit status 1 when the audit fails. Needs PostgreSQL and Redis (throttle cache) on loopback.
 """
@@ -23,6 +28,7 @@ import json
 import os
 import random
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -39,42 +45,56 @@ CSRF = "benchcsrftoken0123456789abcdefgh"  # 32 characters: an unmasked CSRF sec
 if os.environ.get("BENCH_ROLE") == "locust":
     import itertools
 
+    import gevent  # type: ignore[import-untyped]
     from locust import FastHttpUser, events, task  # type: ignore[import-untyped]
 
     _SESSIONS = json.loads(Path(os.environ["BENCH_SESSIONS"]).read_text())
     _NEXT = itertools.count()
     _ACCEPTED: list[tuple[str, str]] = []
     _SENT: set[str] = set()  # answers sent; those without a response at shutdown are "in flight"
-    _THINK = float(os.environ.get("BENCH_THINK", "0"))
+    _MIN = float(os.environ.get("BENCH_MIN_SECONDS", "10"))
+    _EXTRA = float(os.environ.get("BENCH_THINK_EXTRA", "4"))
     _COUNTS = {"duplicates_ok": 0, "duplicates_bad": 0, "errors": 0, "done": 0}
 
     class Annotator(FastHttpUser):  # type: ignore[misc]
-        def wait_time(self) -> float:  # an annotator reading the next pair (0 = closed loop)
-            return random.uniform(0.5 * _THINK, 1.5 * _THINK) if _THINK else 0.0
+        def wait_time(self) -> float:  # the reading time sits between page and answer (below)
+            return 0.0
 
         def on_start(self) -> None:
             session = _SESSIONS[next(_NEXT) % len(_SESSIONS)]
-            self.headers = {"Cookie": f"sessionid={session}; csrftoken={CSRF}", "X-CSRFToken": CSRF, "Referer": self.host}
+            self.headers = {
+                "Cookie": f"sessionid={session}; csrftoken={CSRF}",
+                "X-CSRFToken": CSRF,
+                "Referer": self.host,
+            }
             self.job = os.environ["BENCH_JOB"]
 
         @task
         def label(self) -> None:
-            with self.client.get(f"/annotate/jobs/{self.job}/label/", headers=self.headers, name="labeling page", catch_response=True) as r:
+            with self.client.get(
+                f"/annotate/jobs/{self.job}/label/", headers=self.headers, name="labeling page", catch_response=True
+            ) as r:
                 if r.status_code != 200:
                     r.failure(f"status {r.status_code}")
+                    gevent.sleep(_MIN)
                     return
                 found = TOKEN_RE.search(r.text or "")
                 if not found:
                     _COUNTS["done"] += 1
                     r.success()
+                    gevent.sleep(_MIN)  # nothing left for this annotator: no hammering
                     return
             token, label = found.group(1), random.choice(["aligned", "partialAligned", "notAligned"])
+            gevent.sleep(random.uniform(_MIN + 0.5, _MIN + max(0.5, _EXTRA)))  # reading the pair
             tries = 2 if random.random() < 0.1 else 1
             _SENT.add(token)
             for attempt in range(tries):
                 with self.client.post(
-                    "/api/annotation/answers/", json={"token": token, "label": label}, headers=self.headers,
-                    name="answer", catch_response=True,
+                    "/api/annotation/answers/",
+                    json={"token": token, "label": label},
+                    headers=self.headers,
+                    name="answer",
+                    catch_response=True,
                 ) as r:
                     if r.status_code != 200:
                         _COUNTS["errors"] += 1
@@ -98,17 +118,69 @@ if os.environ.get("BENCH_ROLE") == "locust":
                 "p95_ms": entry.get_response_time_percentile(0.95),
                 "p99_ms": entry.get_response_time_percentile(0.99),
                 "rps": entry.total_rps,
+                "errors": {
+                    str(e.error)[:80]: e.occurrences for e in environment.stats.errors.values() if e.name == name
+                },
             }
-        Path(os.environ["BENCH_OUT"]).write_text(json.dumps({"stats": stats, "accepted": _ACCEPTED, "sent": sorted(_SENT), "counts": _COUNTS}))
+        Path(os.environ["BENCH_OUT"]).write_text(
+            json.dumps({"stats": stats, "accepted": _ACCEPTED, "sent": sorted(_SENT), "counts": _COUNTS})
+        )
 
 
 # ---------------------------------------------------------------------------------------------
-def _env(args: argparse.Namespace, static_root: str) -> dict[str, str]:
+# Written to the temp dir and put first on PYTHONPATH for gunicorn: production settings, except that
+# static files are neither collected nor served (collectstatic with compression took > 6 min under
+# load, and locust asks for no static file), plus one outer middleware counting SQL statements.
+BENCH_SETTINGS = """
+from config.settings import *  # noqa: F403
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
+MIDDLEWARE = ["bench_sqlcount.count_sql", *MIDDLEWARE]  # noqa: F405
+"""
+BENCH_SQLCOUNT = """
+import json, os
+from collections import defaultdict
+from django.db import connection
+_TOTALS = defaultdict(lambda: [0, 0])  # request kind -> [requests, statements]
+_SEEN = [0]
+def count_sql(get_response):
+    def middleware(request):
+        n = [0]
+        def wrapper(execute, sql, params, many, context):
+            n[0] += 1
+            return execute(sql, params, many, context)
+        with connection.execute_wrapper(wrapper):
+            response = get_response(request)
+        match = request.resolver_match
+        kind = _TOTALS[f"{request.method} {match.url_name if match else request.path}"]
+        kind[0] += 1
+        kind[1] += n[0]
+        _SEEN[0] += 1
+        if _SEEN[0] % 25 == 0:
+            path = os.path.join(os.environ["BENCH_SQL_DIR"], f"{os.getpid()}.json")
+            with open(path + ".tmp", "w") as f:
+                json.dump(_TOTALS, f)
+            os.replace(path + ".tmp", path)
+        return response
+    return middleware
+"""
+
+
+def _env(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
     env = dict(os.environ)
+    (tmp / "bench_settings.py").write_text(BENCH_SETTINGS)
+    (tmp / "bench_sqlcount.py").write_text(BENCH_SQLCOUNT)
     env.update(
-        DATABASE_URL=args.database_url, DEBUG="0", SECRET_KEY="bench-only-secret-key-" + "x" * 40, SECURE_SSL_REDIRECT="0",
-        REDIS_URL=args.redis_url, ANSWER_RATE_LIMIT="100000/min", STATIC_ROOT=static_root, DJANGO_SETTINGS_MODULE="config.settings",
-        LOG_LEVEL="WARNING", DB_CONN_MAX_AGE="600",
+        DATABASE_URL=args.database_url,
+        DEBUG="0",
+        SECRET_KEY="bench-only-secret-key-" + "x" * 40,
+        SECURE_SSL_REDIRECT="0",
+        REDIS_URL=args.redis_url,
+        ANSWER_RATE_LIMIT="100000/min",
+        STATIC_ROOT=str(tmp / "static"),
+        DJANGO_SETTINGS_MODULE="config.settings",
+        LOG_LEVEL="WARNING",
+        DB_CONN_MAX_AGE="600",
+        OMP_NUM_THREADS="1",
     )
     return env
 
@@ -127,16 +199,30 @@ def _recreate_database(url: str) -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def _seed(args: argparse.Namespace, env: dict[str, str], sessions_path: Path) -> int:
-    """Run inside a Django process: corpus, candidates, job, annotators with sessions."""
+def _django(env: dict[str, str], code: str) -> str:
+    out = subprocess.run(
+        [sys.executable, "-c", "import django\ndjango.setup()\n" + code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode:
+        sys.exit(f"seeding/audit failed:\n{out.stderr[-3000:]}")
+    return out.stdout
+
+
+def _seed_corpus(args: argparse.Namespace, env: dict[str, str], sessions_path: Path, n_users: int) -> None:
+    """Corpus and candidates, annotators (one password hash, bulk inserts) with a session each."""
     code = f"""
-import json, django
-django.setup()
+import json
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+from django.contrib.auth.hashers import make_password
+from django.contrib.auth.models import Group
 from django.contrib.sessions.backends.db import SessionStore
 from accounts.roles import Role, grant
-from annotation.models import CandidatePair, JobItem, LabelingJob, TestQuestion
+from annotation.models import CandidatePair
 from curation.models import Article, Corpus, Document, DocumentPair, Paragraph, Sentence
 words = "river city council school budget frog museum storm people water forest village bridge music".split()
 corpus = Corpus.objects.create(name="bench", language="en")
@@ -160,34 +246,46 @@ for a in range({args.articles}):
     sx = list(Sentence.objects.filter(document=docs[1]).order_by("doc_position"))
     cands += [CandidatePair(pair=pair, simple=s, complex=c) for s in sx for c in cx if s.paragraph_position == c.paragraph_position]
 CandidatePair.objects.bulk_create(cands, batch_size=5000)
-job = LabelingJob.objects.create(name="bench", corpus=corpus, judgments_per_pair=5, test_question_every=5, min_seconds=0,
-                                 accuracy_threshold=0.0, min_test_questions=1000, reservation_minutes=15)
-pks = list(CandidatePair.objects.values_list("pk", flat=True).order_by("pk"))
-tests, items = pks[:100], pks[100:]
-TestQuestion.objects.bulk_create([TestQuestion(job=job, candidate_id=pk, gold_label="aligned", explanation="bench") for pk in tests])
-JobItem.objects.bulk_create([JobItem(job=job, candidate_id=pk) for pk in items], batch_size=5000)
-sessions = []
 User = get_user_model()
-for i in range({args.users}):
-    u = User.objects.create_user(username=f"bench{{i}}", password="bench-pass-123")
-    grant(u, Role.ANNOTATOR)
+hashed = make_password("bench-pass-123")
+users = User.objects.bulk_create([User(username=f"bench{{i}}", password=hashed) for i in range({n_users})])
+users = list(User.objects.filter(username__startswith="bench").order_by("pk"))
+grant(users[0], Role.ANNOTATOR)
+group = Group.objects.get(name=Role.ANNOTATOR.value)
+User.groups.through.objects.bulk_create([User.groups.through(user_id=u.pk, group_id=group.pk) for u in users[1:]])
+sessions = []
+for u in users:
     s = SessionStore()
     s[SESSION_KEY] = str(u.pk); s[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]; s[HASH_SESSION_KEY] = u.get_session_auth_hash()
     s.create()
     sessions.append(s.session_key)
 open({str(sessions_path)!r}, "w").write(json.dumps(sessions))
-print(job.pk, len(items))
+print(corpus.pk, len(cands))
 """
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
-    job_id, n_items = out.stdout.split()[-2:]
-    print(f"seeded job {job_id}: {n_items} pairs x 5 judgments, 100 test questions, {args.users} annotators")
-    return int(job_id)
+    corpus_id, n_cands = _django(env, code).split()[-2:]
+    print(f"seeded corpus {corpus_id}: {n_cands} candidate pairs, {n_users} annotators with sessions", flush=True)
 
 
-def _audit(env: dict[str, str], job_id: int, accepted_path: Path) -> dict[str, object]:
+def _seed_job(env: dict[str, str], min_seconds: int, round_no: int) -> int:
+    """A fresh job over the bench corpus: 5 judgments per pair, a test question in every 5."""
     code = f"""
-import json, django
-django.setup()
+from annotation.models import CandidatePair, JobItem, LabelingJob, TestQuestion
+from curation.models import Corpus
+corpus = Corpus.objects.get(name="bench")
+job = LabelingJob.objects.create(name="bench {round_no}", corpus=corpus, judgments_per_pair=5, test_question_every=5,
+                                 min_seconds={min_seconds}, accuracy_threshold=0.0, min_test_questions=1000, reservation_minutes=15)
+pks = list(CandidatePair.objects.filter(pair__corpus=corpus).values_list("pk", flat=True).order_by("pk"))
+tests, items = pks[:100], pks[100:]
+TestQuestion.objects.bulk_create([TestQuestion(job=job, candidate_id=pk, gold_label="aligned", explanation="bench") for pk in tests])
+JobItem.objects.bulk_create([JobItem(job=job, candidate_id=pk) for pk in items], batch_size=5000)
+print(job.pk)
+"""
+    return int(_django(env, code).split()[-1])
+
+
+def _audit(env: dict[str, str], job_id: int, accepted_path: Path) -> dict[str, int]:
+    code = f"""
+import json
 from collections import Counter
 from django.db.models import Count, F
 from annotation.models import Assignment, JobItem, Judgment, LabelingJob, TestAnswer
@@ -201,7 +299,7 @@ unknown = [t for t in answered if t not in sent]
 in_flight = [t for t in sent if t not in tokens]
 in_flight_stored = sum(1 for t in in_flight if t in answered)
 n_judg = Judgment.objects.filter(job=job).count(); n_test = TestAnswer.objects.filter(job=job).count()
-dup_judg = Judgment.objects.values("item", "annotator").annotate(n=Count("pk")).filter(n__gt=1).count()
+dup_judg = Judgment.objects.filter(job=job).values("item", "annotator").annotate(n=Count("pk")).filter(n__gt=1).count()
 valid = Counter(Judgment.objects.filter(job=job, is_valid=True).values_list("item_id", flat=True))
 over = JobItem.objects.filter(job=job, judgments_count__gt=job.judgments_per_pair).count()
 mismatch = sum(1 for pk, n in JobItem.objects.filter(job=job).values_list("pk", "judgments_count") if valid[pk] != n)
@@ -211,77 +309,250 @@ print(json.dumps(dict(told=len(tokens), in_flight_at_stop=len(in_flight), in_fli
       unknown_answers=len(unknown), duplicate_judgments=dup_judg, items_over_capacity=over, count_mismatches=mismatch,
       reservation_mismatches=res_mismatch)))
 """
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(_django(env, code).strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _requests_served(sql_dir: Path) -> int:
+    return sum(n for f in sql_dir.glob("*.json") for n, _ in json.loads(f.read_text()).values())
+
+
+def _cpu_per_request(cpu: dict[str, float], sql_dir: Path) -> dict[str, float]:
+    """CPU milliseconds per request served over the whole round (ramp included) of the gunicorn
+    workers, their PostgreSQL backends and locust: what the machine's cores can carry when idle."""
+    n = _requests_served(sql_dir)
+    out = {k.removesuffix("_s"): round(1000 * v / n, 2) for k, v in cpu.items()} if n else {}
+    out["requests"] = n
+    return out
+
+
+def _sql_per_request(sql_dir: Path) -> dict[str, float]:
+    totals: dict[str, list[int]] = {}
+    for f in sql_dir.glob("*.json"):
+        for kind, (n, stmts) in json.loads(f.read_text()).items():
+            t = totals.setdefault(kind, [0, 0])
+            t[0] += n
+            t[1] += stmts
+    return {kind: round(stmts / n, 2) for kind, (n, stmts) in totals.items() if n}
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of one process so far (Linux /proc); 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _worker_pids(master: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{master}/task/{master}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _pg_backend_pids(url: str) -> list[int]:
+    """The server processes of the connections gunicorn holds (CONN_MAX_AGE keeps them open)."""
+    if not url.startswith("postgres"):
+        return []
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def _round(args: argparse.Namespace, env: dict[str, str], tmp: Path, users: int, round_no: int) -> dict[str, object]:
+    job_id = _seed_job(env, args.min_seconds, round_no)
+    sql_dir = tmp / f"sql-{round_no}"
+    sql_dir.mkdir()
+    genv = dict(
+        env,
+        DJANGO_SETTINGS_MODULE="bench_settings",
+        PYTHONPATH=os.pathsep.join([str(tmp), str(ROOT)]),
+        BENCH_SQL_DIR=str(sql_dir),
+    )
+    gunicorn = [
+        str(Path(sys.executable).parent / "gunicorn"),
+        "config.wsgi",
+        "-b",
+        f"127.0.0.1:{args.port}",
+        "-w",
+        str(args.workers),
+        "--backlog",
+        "4096",
+        "--access-logfile",
+        "/dev/null",
+        "--error-logfile",
+        str(tmp / "gunicorn.log"),
+    ]
+    if args.threads > 1:
+        gunicorn += ["-k", "gthread", "--threads", str(args.threads)]
+    server = subprocess.Popen(gunicorn, cwd=ROOT, env=genv, start_new_session=True)
+    spawn_rate = args.spawn_rate or max(10.0, users / 20)
+    ramp = users / spawn_rate
+    out = tmp / f"locust-{round_no}.json"
+    try:
+        import urllib.request
+
+        for _ in range(150):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{args.port}/login/", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.2)
+        lenv = dict(
+            env,
+            BENCH_ROLE="locust",
+            BENCH_SESSIONS=str(tmp / "sessions.json"),
+            BENCH_JOB=str(job_id),
+            BENCH_OUT=str(out),
+            BENCH_MIN_SECONDS=str(args.min_seconds),
+            BENCH_THINK_EXTRA=str(args.think_extra),
+        )
+        cmd = [
+            str(Path(sys.executable).parent / "locust"),
+            "-f",
+            str(Path(__file__).resolve()),
+            "--headless",
+            "-u",
+            str(users),
+            "-r",
+            str(spawn_rate),
+            "--reset-stats",
+            "-t",
+            f"{int(ramp + args.duration)}s",
+            "--host",
+            f"http://127.0.0.1:{args.port}",
+            "--only-summary",
+            "--stop-timeout",
+            "3",
+        ]
+        time.sleep(3)  # the other workers finish booting
+        workers = _worker_pids(server.pid)
+        workers_cpu0 = sum(_cpu_s(p) for p in workers)  # after boot: imports not counted
+        children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.time()
+        locust = subprocess.run(
+            cmd, cwd=ROOT, env=lenv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        elapsed = time.time() - t0
+        load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+        children1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = {
+            "gunicorn_s": sum(_cpu_s(p) for p in workers) - workers_cpu0,
+            "postgres_s": sum(_cpu_s(p) for p in _pg_backend_pids(args.database_url)),
+            "locust_s": (children1.ru_utime + children1.ru_stime) - (children0.ru_utime + children0.ru_stime),
+        }
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(30)
+    if not out.exists():
+        sys.exit(f"locust wrote no result:\n{locust.stderr[-3000:]}")
+    result = json.loads(out.read_text())
+    audit = _audit(env, job_id, out)
+    ok = (
+        audit["lost"] == 0
+        and audit["unknown_answers"] == 0
+        and audit["duplicate_judgments"] == 0
+        and audit["items_over_capacity"] == 0
+        and audit["count_mismatches"] == 0
+        and audit["reservation_mismatches"] == 0
+        and result["counts"]["duplicates_bad"] == 0
+        and audit["told"] + audit["in_flight_stored"] == audit["stored"]
+    )
+    return {
+        "users": users,
+        "spawn_rate": spawn_rate,
+        "min_seconds": args.min_seconds,
+        "think_extra_s": args.think_extra,
+        "duration_s": args.duration,
+        "workers": args.workers,
+        "threads": args.threads,
+        "wall_s": round(elapsed, 1),
+        "uptime": load,
+        "stats": result["stats"],
+        "client_counts": result["counts"],
+        "sql_per_request": _sql_per_request(sql_dir),
+        "cpu_ms_per_request": _cpu_per_request(cpu, sql_dir),
+        "audit": audit,
+        "audit_ok": ok,
+    }
+
+
+def _table(rows: list[dict[str, object]]) -> str:
+    lines = [
+        "| users | req/s | labeling page p50 / p95 / p99 ms | answer p50 / p95 / p99 ms | failures | SQL/request page / answer | CPU ms/request gunicorn + PG + locust | told / stored | audit | uptime |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        st: dict[str, dict[str, float]] = r["stats"]  # type: ignore[assignment]
+        page, answer = st["labeling page"], st["answer"]
+        sql: dict[str, float] = r["sql_per_request"]  # type: ignore[assignment]
+        audit: dict[str, int] = r["audit"]  # type: ignore[assignment]
+        cpu: dict[str, float] = r["cpu_ms_per_request"]  # type: ignore[assignment]
+        cpu_cell = f"{cpu.get('gunicorn', 0):.1f} + {cpu.get('postgres', 0):.1f} + {cpu.get('locust', 0):.1f}"
+        load = str(r["uptime"]).split("load average:")[-1].strip()
+        lines.append(
+            f"| {r['users']} | {page['rps'] + answer['rps']:.1f} | {page['median_ms']:.0f} / {page['p95_ms']:.0f} / {page['p99_ms']:.0f} "
+            f"| {answer['median_ms']:.0f} / {answer['p95_ms']:.0f} / {answer['p99_ms']:.0f} | {page['failures'] + answer['failures']} "
+            f"| {sql.get('GET label', float('nan'))} / {sql.get('POST annotation-answer', float('nan'))} | {cpu_cell} "
+            f"| {audit['told']} / {audit['stored']} | {'OK' if r['audit_ok'] else 'FAILED'} | {load} |"
+        )
+    return "\n".join(lines)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--database-url", default="postgres://postgres@127.0.0.1:5432/annotation_bench",
+        "--database-url",
+        default="postgres://postgres@127.0.0.1:5432/annotation_bench",
         help="recreated for the run; sqlite:////tmp/bench.sqlite3 works too",
     )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9")
-    parser.add_argument("--users", type=int, default=50)
-    parser.add_argument("--duration", type=int, default=60, help="seconds of load")
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
+    parser.add_argument("--users", default="50", help="comma-separated annotator counts, one run each: 50,200,1000")
+    parser.add_argument("--duration", type=int, default=60, help="seconds of load after all annotators have started")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn workers")
     parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (gthread when > 1)")
     parser.add_argument("--articles", type=int, default=40, help="article pairs to seed (90 candidate pairs each)")
-    parser.add_argument("--think", type=float, default=0.0, help="mean seconds an annotator waits between pairs (0 = closed loop)")
-    parser.add_argument("--spawn-rate", type=float, default=10, help="annotators starting per second; latency stats are reset once all have started")
+    parser.add_argument(
+        "--min-seconds", type=int, default=10, help="the job's minimum time per question (production default 10)"
+    )
+    parser.add_argument(
+        "--think-extra",
+        type=float,
+        default=4.0,
+        help="annotators answer min-seconds + 0.5 .. + this many seconds after the page",
+    )
+    parser.add_argument(
+        "--spawn-rate", type=float, default=0, help="annotators starting per second (0: users/20, at least 10)"
+    )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--out", default="", help="write the JSON report here too")
     args = parser.parse_args()
+    counts = [int(u) for u in args.users.split(",")]
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-labeling-"))
-    env = _env(args, str(tmp / "static"))
+    env = _env(args, tmp)
     _recreate_database(args.database_url)
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
-    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
-    sessions = tmp / "sessions.json"
-    job_id = _seed(args, env, sessions)
-
-    gunicorn = [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{args.port}", "-w", str(args.workers),
-                "--access-logfile", "/dev/null", "--error-logfile", str(tmp / "gunicorn.log")]
-    if args.threads > 1:
-        gunicorn += ["-k", "gthread", "--threads", str(args.threads)]
-    server = subprocess.Popen(gunicorn, cwd=ROOT, env=env, start_new_session=True)
-    try:
-        import urllib.request
-
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{args.port}/login/", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
-        host = f"http://127.0.0.1:{args.port}"
-        out = tmp / "locust.json"
-        lenv = dict(env, BENCH_ROLE="locust", BENCH_SESSIONS=str(sessions), BENCH_JOB=str(job_id), BENCH_OUT=str(out),
-                    BENCH_THINK=str(args.think))
-        cmd = [str(Path(sys.executable).parent / "locust"), "-f", str(Path(__file__).resolve()), "--headless", "-u", str(args.users),
-               "-r", str(args.spawn_rate), "--reset-stats", "-t", f"{args.duration}s", "--host", host, "--only-summary", "--stop-timeout", "5"]
-        t0 = time.time()
-        subprocess.run(cmd, cwd=ROOT, env=lenv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        elapsed = time.time() - t0
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(20)
-    result = json.loads(out.read_text())
-    audit = _audit(env, job_id, out)
-    report = {
-        "users": args.users, "spawn_rate": args.spawn_rate, "think_s": args.think, "duration_s": args.duration, "workers": args.workers, "threads": args.threads,
-        "wall_s": round(elapsed, 1), "load_average": os.getloadavg(), "stats": result["stats"], "client_counts": result["counts"],
-        "audit": audit,
-    }
-    print(json.dumps(report, indent=2))
-    if args.out:
-        Path(args.out).write_text(json.dumps(report, indent=2))
-    ok = (
-        audit["lost"] == 0 and audit["unknown_answers"] == 0 and audit["duplicate_judgments"] == 0
-        and audit["items_over_capacity"] == 0 and audit["count_mismatches"] == 0 and audit["reservation_mismatches"] == 0
-        and result["counts"]["duplicates_bad"] == 0 and audit["told"] + audit["in_flight_stored"] == audit["stored"]
+    _seed_corpus(args, env, tmp / "sessions.json", max(counts))
+    rows = []
+    for n, users in enumerate(counts):
+        row = _round(args, env, tmp, users, n)
+        rows.append(row)
+        print(json.dumps(row, indent=2), flush=True)
+        if args.out:
+            Path(args.out).write_text(json.dumps(rows, indent=2))
+    print(
+        f"gunicorn: {args.workers} sync workers"
+        + (f" x {args.threads} threads" if args.threads > 1 else "")
+        + "; locust in a second process"
     )
+    print(_table(rows))
+    ok = all(r["audit_ok"] for r in rows)
     print("AUDIT", "OK" if ok else "FAILED")
     return 0 if ok else 1
 

@@ -180,7 +180,11 @@ def submit_answer(user: User, token: str, label: str, now: datetime | None = Non
         assignment.save(update_fields=["answered_at", "answer"])
         membership.questions_answered += 1
         membership.last_answer_at = now
-        membership.save(update_fields=["questions_answered", "last_answer_at", "tests_answered", "tests_correct"])
+        changed = ["questions_answered", "last_answer_at", "tests_answered", "tests_correct"]
         page_end = membership.questions_answered % job.page_size == 0
-        missed = removal.settle_page(job, membership, now) if page_end else []
+        if page_end:  # settling saves the membership too: one UPDATE for both
+            missed = removal.settle_page(job, membership, now, also_save=changed)
+        else:
+            membership.save(update_fields=changed)
+            missed = []
         return _result(assignment, membership, duplicate=False, page_end=page_end, missed=missed)

@@ -32,11 +32,13 @@ def below_threshold(job: LabelingJob, membership: Membership) -> bool:
     return membership.tests_correct / membership.tests_answered < job.accuracy_threshold
 
 
-def settle_page(job: LabelingJob, membership: Membership, now: datetime | None = None) -> list[TestAnswer]:
+def settle_page(
+    job: LabelingJob, membership: Membership, now: datetime | None = None, also_save: Sequence[str] = ()
+) -> list[TestAnswer]:
     """Show the test answers given since the last settlement, and remove the annotator if their
     accuracy is now below the threshold; returns the missed ones (with their test question and
     sentences) for the page's feedback. Call inside a transaction holding the membership row
-    lock; saves the membership."""
+    lock; saves the membership (with the fields in ``also_save`` the caller changed: one UPDATE)."""
     fresh = membership.tests_answered - membership.shown_tests_answered
     missed: list[TestAnswer] = []
     if fresh > 0:
@@ -48,7 +50,7 @@ def settle_page(job: LabelingJob, membership: Membership, now: datetime | None =
         ][::-1]
     membership.shown_tests_answered = membership.tests_answered
     membership.shown_tests_correct = membership.tests_correct
-    membership.save(update_fields=["shown_tests_answered", "shown_tests_correct"])
+    membership.save(update_fields=["shown_tests_answered", "shown_tests_correct", *also_save])
     if not membership.removed and below_threshold(job, membership):
         remove_annotator(job, membership, now)
     return missed
