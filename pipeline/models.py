@@ -86,7 +86,7 @@ class Job(models.Model):
         return f"python manage.py resume_job {self.pk}"
 
     #: What progress_done counts, per kind (a retraining counts percent of its stages).
-    UNITS = {"prepopulate": "document pairs", "align_corpus": "chunks", "retrain": "%", "export": "rows"}
+    UNITS = {"prepopulate": "document pairs", "align_corpus": "chunks", "retrain": "%", "export": "rows", "import": "articles"}
 
     @property
     def progress_unit(self) -> str:

@@ -18,8 +18,8 @@ from accounts.permissions import IsAnnotator, IsResearcher
 from annotation.api import AnswerThrottle, error
 from annotation.evaluation.serializers import (
     MyProgressSerializer,
-    NextPageRequestSerializer,
-    PageAnswerRequestSerializer,
+    NextPageSerializer,
+    PageAnswerSerializer,
     PageResultSerializer,
     PageSerializer,
     ResultsSerializer,
@@ -52,7 +52,7 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet[Study]):
         return presenting.visible_studies(user_of(self.request))
 
     @extend_schema(
-        request=NextPageRequestSerializer,
+        request=NextPageSerializer,
         responses={200: PageSerializer, 204: OpenApiResponse(description="nothing left for you in this study"),
                    403: ErrorSerializer, 409: ErrorSerializer},
     )
@@ -60,7 +60,7 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet[Study]):
     def next(self, request: Request, pk: str | None = None) -> Response:
         """Reserve (or resume) your next page; ``exclude`` the tokens already on screen."""
         study = self.get_object()
-        body = NextPageRequestSerializer(data=request.data)
+        body = NextPageSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
             page = assignment.next_page(study, user_of(request), tuple(body.validated_data["exclude"]))
@@ -90,7 +90,7 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet[Study]):
 
 
 @extend_schema(
-    request=PageAnswerRequestSerializer,
+    request=PageAnswerSerializer,
     responses={200: PageResultSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 410: ErrorSerializer, 429: ErrorSerializer},
 )
 @api_view(["POST"])
@@ -102,7 +102,7 @@ def answer(request: Request) -> Response:
     429 with ``code`` ``too_fast`` when the minimum time per page has not passed (nothing stored);
     429 with ``code`` ``throttled`` when answers come faster than the rate limit.
     """
-    body = PageAnswerRequestSerializer(data=request.data)
+    body = PageAnswerSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     try:
         ratings = [{"position": e["position"], "values": dict(e["values"])} for e in body.validated_data["ratings"]]

@@ -51,7 +51,7 @@ class PageSerializer(serializers.Serializer):  # type: ignore[type-arg]
     dimensions = DimensionSerializer(many=True)
 
 
-class NextPageRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class NextPageSerializer(serializers.Serializer):  # type: ignore[type-arg]
     exclude = serializers.ListField(child=serializers.CharField(max_length=40), required=False, default=list, max_length=4,
                                     help_text="tokens already on screen (to preload the following page)")
 
@@ -61,7 +61,7 @@ class RatingEntrySerializer(serializers.Serializer):  # type: ignore[type-arg]
     values = serializers.DictField(child=serializers.FloatField(), help_text="{dimension key: value}")
 
 
-class PageAnswerRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class PageAnswerSerializer(serializers.Serializer):  # type: ignore[type-arg]
     token = serializers.CharField(max_length=40)
     ratings = RatingEntrySerializer(many=True)
 

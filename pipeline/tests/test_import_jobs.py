@@ -69,7 +69,7 @@ def test_upload_page_runs_several_files_as_a_job(client_for, admin_user, eager, 
     assert record.source.startswith("upload: city_bikes.")
     assert not any(imports_dir.iterdir())  # the stored upload is removed once the job finished
     detail = client.get(reverse("pipeline:job_detail", args=[job.pk])).content.decode()
-    assert 'role="progressbar"' in detail and "2/2 (100%)" in detail
+    assert 'role="progressbar"' in detail and "2/2 articles (100%)" in detail
 
 
 def test_bad_upload_fails_the_job_naming_the_uploaded_file(client_for, admin_user, eager, django_capture_on_commit_callbacks, imports_dir) -> None:  # type: ignore[no-untyped-def]

@@ -25,12 +25,17 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def broker_down():  # type: ignore[no-untyped-def]
     """Point the Celery app at a port nothing listens on (a real connection refusal, no mock)."""
-    old = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.task_always_eager)
-    app.conf.broker_url, app.conf.broker_transport_options, app.conf.task_always_eager = "redis://127.0.0.1:9/0", {}, False
+    # broker_write_url / broker_read_url are filled from broker_url when the app is configured
+    # (e.g. CELERY_BROKER_URL=redis://... in CI), so all three point at the dead port
+    keys = ("broker_url", "broker_write_url", "broker_read_url", "broker_transport_options", "task_always_eager")
+    old = {key: app.conf[key] for key in keys}
+    dead = "redis://127.0.0.1:9/0"
+    app.conf.update(broker_url=dead, broker_write_url=dead, broker_read_url=dead, broker_transport_options={},
+                    task_always_eager=False)
     app._pool = None  # type: ignore[attr-defined]
     app.amqp._producer_pool = None
     yield
-    app.conf.broker_url, app.conf.broker_transport_options, app.conf.task_always_eager = old
+    app.conf.update(old)
     app._pool = None  # type: ignore[attr-defined]
     app.amqp._producer_pool = None
 
