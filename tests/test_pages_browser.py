@@ -48,8 +48,8 @@ def build_site(exports_dir: Path) -> dict[str, Any]:
     run.save(update_fields=["job"])
     started = Job.objects.get(pk=align.pk).started_at
     for i in range(3):
-        RunChunk.objects.create(run=run, index=i, pair_ids=[], status="done", attempts=1, worker="embedded@vm:42",
-                                started_at=started, finished_at=started + timedelta(seconds=4 * (i + 1)))
+        RunChunk.objects.create(run=run, index=i, pair_ids=[], status="done", attempts=1, worker="embedded@vm:42",  # type: ignore[misc]
+                                started_at=started, finished_at=started + timedelta(seconds=4 * (i + 1)))  # type: ignore[operator]
         jobs.set_progress(align.pk, i + 1, message=f"{i + 1}/3 chunks")
     jobs.finish(align.pk, result={"predictions": 42, "run": run.pk}, message="3 chunks aligned")
     ReferenceAlignment.objects.create(pair=pair, simple=sentence(pair, 0, 0, 0), complex=sentence(pair, 1, 0, 0), label="aligned")

@@ -40,7 +40,7 @@ def test_saving_a_correction_keeps_test_questions_items_and_labels(verifier, mak
     counts = JobItem.objects.count(), Judgment.objects.count(), VerifiedLabel.objects.count()
     unused = CandidatePair.objects.filter(pair=pair).exclude(candidates.protected_candidates()).count()
     # the verifier removes every paragraph link: every paragraph candidate of the pair is stale
-    correction.save_links(pair, verifier, [])
+    correction.save_links(pair, verifier, [])  # type: ignore[arg-type]
     assert set(GoldQuestion.objects.filter(job=job).values_list("pk", "candidate_id")) == tests_before
     assert (JobItem.objects.count(), Judgment.objects.count(), VerifiedLabel.objects.count()) == counts
     assert CandidatePair.objects.filter(pair=pair).exclude(candidates.protected_candidates()).count() <= unused

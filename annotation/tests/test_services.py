@@ -128,7 +128,7 @@ def test_tests_come_at_the_configured_rate_not_one_per_page_and_never_twice(make
                 break
             key = ("test", a.test_question_id) if a.test_question_id else ("item", a.item_id)
             assert key not in seen
-            seen.add(key)
+            seen.add(key)  # type: ignore[arg-type]
             kinds.append(a.test_question_id is not None)
             labeling.submit_answer(user, a.token, a.test_question.gold_label if a.test_question else "aligned")
         per_page += [sum(kinds[i : i + 5]) for i in range(0, len(kinds) - len(kinds) % 5, 5)]

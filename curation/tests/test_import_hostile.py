@@ -25,7 +25,7 @@ def refused(path: Path, **kwargs: object) -> ImportFailed:
     fmt = str(kwargs.pop("fmt", "jsonl"))
     before = row_counts()
     with pytest.raises(ImportFailed) as info:
-        run_import(path, options(fmt, **kwargs))
+        run_import(path, options(fmt, **kwargs))  # type: ignore[arg-type]
     assert row_counts() == before
     return info.value
 

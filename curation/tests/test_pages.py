@@ -183,7 +183,7 @@ def test_corpus_counts_are_separate_subqueries_never_a_join(write_file):
             path = write_file(f"many/{slug}.en.{level}.txt", f"The {slug} story at level {level} is here.\n")
     run_import(path.parent, ImportOptions(corpus="Three levels", format="text", all_levels=True))
     with CaptureQueriesContext(connection) as captured:
-        counts = {c.name: (c.n_articles, c.n_pairs) for c in corpora_with_counts()}
+        counts = {c.name: (c.n_articles, c.n_pairs) for c in corpora_with_counts()}  # type: ignore[attr-defined]
     assert counts == {"Three levels": (3, 9)}  # 3 articles x 3 level pairs (0-1, 0-2, 1-2)
     assert len(captured.captured_queries) == 1
     assert "JOIN" not in captured.captured_queries[0]["sql"].upper()

@@ -32,7 +32,7 @@ def test_jobs_with_progress_and_stale_flag(client, researcher, settings) -> None
     run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), 1)
     align_corpus.process_chunk(run.chunks.order_by("index").first().pk)
     fresh = jobs.create_job(Job.Kind.EXPORT, {})
-    Job.objects.filter(pk=run.job_id).update(heartbeat_at=timezone.now() - timedelta(minutes=30))
+    Job.objects.filter(pk=run.job_id).update(heartbeat_at=timezone.now() - timedelta(minutes=30))  # type: ignore[misc]
     client.force_login(researcher)
     rows = {row["id"]: row for row in client.get("/api/pipeline/jobs/").json()["results"]}
     stale = rows[run.job_id]

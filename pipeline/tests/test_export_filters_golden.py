@@ -84,7 +84,7 @@ def test_every_filter_gives_the_recorded_rows(settings: Any, tmp_path: Path, mon
     monkeypatch.setattr(bertscore, "bertscore_f1", _fake_bertscore)
     settings.EXPORTS_DIR = tmp_path
     corpus_id, run_id = _fixture()
-    filters = {name: {} for name in ("identical", "adjacent_levels", "gleu", "flesch", "bisect")}
+    filters = {name: {} for name in ("identical", "adjacent_levels", "gleu", "flesch", "bisect")}  # type: ignore[var-annotated]
     filters["bisect"] = {"min_bertscore": 0.2}
     dataset = create_export(corpus_id, "auto", {"format": "jsonl", "splits": None, "seed": 0, "filters": filters}, run_id=run_id)
     run_export(dataset.pk)

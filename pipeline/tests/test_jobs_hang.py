@@ -45,7 +45,7 @@ def test_broker_down_fails_the_job_with_the_reason(broker_down, django_capture_o
     run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), 1)
     with django_capture_on_commit_callbacks(execute=True):
         tasks.enqueue_run(run)
-    job = Job.objects.get(pk=run.job_id)
+    job = Job.objects.get(pk=run.job_id)  # type: ignore[misc]
     assert job.status == Job.Status.FAILED
     assert job.message.startswith("the task queue is unreachable: ")
     assert jobs.unqueued_reason(job.pk) == job.message
@@ -68,7 +68,7 @@ def test_stale_running_job_is_flagged_with_its_resume_command(client, make_user,
     run = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "jaccard"), 1)
     first = run.chunks.order_by("index").first()
     assert align_corpus.process_chunk(first.pk) == "done"  # one chunk done, then its worker "dies"
-    job = Job.objects.get(pk=run.job_id)
+    job = Job.objects.get(pk=run.job_id)  # type: ignore[misc]
     assert job.status == Job.Status.RUNNING and not job.is_stale
     Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=11))
     job.refresh_from_db()
@@ -96,10 +96,10 @@ def test_progress_is_the_count_of_done_chunks_not_increments() -> None:
     for chunk in chunks[:2]:
         align_corpus.process_chunk(chunk.pk)
     # a late writer that counted before the second chunk committed must not pull the figure back
-    jobs.set_progress(run.job_id, 1)
+    jobs.set_progress(run.job_id, 1)  # type: ignore[arg-type]
     RunChunk.objects.filter(pk=chunks[2].pk).update(status=RunChunk.Status.DONE)  # done by another worker
     align_corpus.update_run_progress(run)
-    assert Job.objects.get(pk=run.job_id).progress_done == 3
+    assert Job.objects.get(pk=run.job_id).progress_done == 3  # type: ignore[misc]
 
 
 def test_heartbeat_thread_stamps_the_job(transactional_db) -> None:  # type: ignore[no-untyped-def]
@@ -111,16 +111,16 @@ def test_heartbeat_thread_stamps_the_job(transactional_db) -> None:  # type: ign
     with jobs.heartbeat(job.pk, every=0.05):
         time.sleep(0.5)
     job.refresh_from_db()
-    assert timezone.now() - job.heartbeat_at < timedelta(seconds=5)
+    assert timezone.now() - job.heartbeat_at < timedelta(seconds=5)  # type: ignore[operator]
 
 
 def test_orphan_staging_folders_are_removed_active_ones_kept(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     settings.EXPORTS_DIR = tmp_path
     corpus = build_corpus(n_articles=2)
     running = create_export(corpus.pk, ExportedDataset.Kind.POOL, {})
-    jobs.start(running.job_id)
+    jobs.start(running.job_id)  # type: ignore[arg-type]
     dead = create_export(corpus.pk, ExportedDataset.Kind.POOL, {})
-    jobs.fail(dead.job_id, "killed")
+    jobs.fail(dead.job_id, "killed")  # type: ignore[arg-type]
     keep = tmp_path / f".staging-{corpus.pk}-pool-{running.pk}-abcd1234"
     orphan = tmp_path / f".staging-{corpus.pk}-pool-{dead.pk}-deadbeef"
     stray = tmp_path / ".staging-garbage"
