@@ -24,16 +24,24 @@ def batches(draw):
     return b, t_max, l_max, lengths, n_labels, seed, per_step
 
 
-@settings(max_examples=60, deadline=None)
-@given(batches())
-def test_viterbi_and_log_z_match_brute_force(spec):
-    b, t_max, l_max, lengths, n_labels, seed, per_step = spec
+def random_problem(spec):  # type: ignore[no-untyped-def]
+    """Seeded emissions, transitions (per step or shared), start scores and step mask for ``spec``;
+    the generator is returned so a test can draw more from the same stream."""
+    b, t_max, l_max, lengths, _n_labels, seed, per_step = spec
     g = torch.Generator().manual_seed(seed)
     emis = torch.randn((b, t_max, l_max), generator=g, dtype=torch.float64) * 2
     trans_shape = (b, t_max, l_max, l_max) if per_step else (b, l_max, l_max)
     trans = torch.randn(trans_shape, generator=g, dtype=torch.float64)
     start = torch.randn((b, l_max), generator=g, dtype=torch.float64)
     step_mask = torch.tensor([[t < n for t in range(t_max)] for n in lengths])
+    return g, emis, trans, start, step_mask
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches())
+def test_viterbi_and_log_z_match_brute_force(spec):
+    b, t_max, l_max, lengths, n_labels, seed, per_step = spec
+    g, emis, trans, start, step_mask = random_problem(spec)
     label_mask = torch.tensor([[lab < k for lab in range(l_max)] for k in n_labels])
     logz = crf.log_partition(emis, trans, start=start, step_mask=step_mask, label_mask=label_mask)
     best, paths = crf.viterbi(emis, trans, start=start, step_mask=step_mask, label_mask=label_mask)
@@ -156,12 +164,7 @@ def test_marginals_match_brute_force(spec, with_label_mask):
     sequence with a_t = l of exp(score) / Z, with start scores, padded steps, per-sequence label counts,
     per-step transitions and (optionally) per-step label masks."""
     b, t_max, l_max, lengths, n_labels, seed, per_step = spec
-    g = torch.Generator().manual_seed(seed)
-    emis = torch.randn((b, t_max, l_max), generator=g, dtype=torch.float64) * 2
-    trans_shape = (b, t_max, l_max, l_max) if per_step else (b, l_max, l_max)
-    trans = torch.randn(trans_shape, generator=g, dtype=torch.float64)
-    start = torch.randn((b, l_max), generator=g, dtype=torch.float64)
-    step_mask = torch.tensor([[t < n for t in range(t_max)] for n in lengths])
+    g, emis, trans, start, step_mask = random_problem(spec)
     allowed = torch.tensor([[[lab < k for lab in range(l_max)] for _ in range(t_max)] for k in n_labels])
     if with_label_mask:
         allowed &= torch.rand((b, t_max, l_max), generator=g) > 0.3

@@ -53,12 +53,25 @@ class Ledger:
     pay_per_judgment: Decimal
     pay_per_hour: Decimal
     rows: list[LedgerRow] = field(default_factory=list)
-    total: LedgerRow = field(default_factory=lambda: LedgerRow("total"))
     verified_pairs: int = 0
 
     @property
+    def total(self) -> LedgerRow:
+        """The sum of the annotators' rows (derived, never stored beside them)."""
+        return LedgerRow(
+            "total",
+            judgments=sum(r.judgments for r in self.rows),
+            valid_judgments=sum(r.valid_judgments for r in self.rows),
+            discarded=sum(r.discarded for r in self.rows),
+            test_answers=sum(r.test_answers for r in self.rows),
+            seconds=sum(r.seconds for r in self.rows),
+            cost=sum((r.cost for r in self.rows), Decimal(0)),
+        )
+
+    @property
     def cost_per_valid_judgment(self) -> Decimal | None:
-        return (self.total.cost / self.total.valid_judgments).quantize(Decimal("0.0001")) if self.total.valid_judgments else None
+        total = self.total
+        return (total.cost / total.valid_judgments).quantize(Decimal("0.0001")) if total.valid_judgments else None
 
     @property
     def cost_per_verified_pair(self) -> Decimal | None:
@@ -115,7 +128,6 @@ def job_ledger(job: LabelingJob, names: dict[int, str] | None = None) -> Ledger:
         row = rows.setdefault(uid, LedgerRow(""))
         row.test_answers, row.removed = tests, removed
     ledger = Ledger(job.pk, job.currency, Decimal(job.pay_per_judgment), Decimal(job.pay_per_hour))
-    total = ledger.total
     for uid in sorted(rows, key=lambda u: usernames.get(u, "")):
         row = rows[uid]
         if not (row.judgments or row.test_answers):
@@ -124,11 +136,5 @@ def job_ledger(job: LabelingJob, names: dict[int, str] | None = None) -> Ledger:
         row.seconds = seconds[uid]
         row.cost = cost_of(job, row.judgments + row.test_answers, row.seconds)
         ledger.rows.append(row)
-        total.judgments += row.judgments
-        total.valid_judgments += row.valid_judgments
-        total.discarded += row.discarded
-        total.test_answers += row.test_answers
-        total.seconds += row.seconds
-        total.cost += row.cost
     ledger.verified_pairs = VerifiedLabel.objects.filter(candidate__job_items__job=job).count()
     return ledger
