@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from annotation.services.selection import ModelSource, SelectionError
 from pipeline.models import ModelVersion
+from pipeline.services.registry import promoted_for
 
 
 def model_choices(limit: int = 100) -> list[tuple[int, str]]:
@@ -16,7 +17,7 @@ def model_choices(limit: int = 100) -> list[tuple[int, str]]:
 def model_dir(language: str, version_id: int | None) -> tuple[str, str]:
     """``(model directory, name)`` of version ``version_id``, or of the promoted model of ``language``."""
     if version_id is None:
-        version = ModelVersion.objects.filter(language=language, is_promoted=True).first()
+        version = promoted_for(language)
         if version is None:
             raise SelectionError(f"no promoted {language} model: promote a trained CRF version on the models page "
                                  "or choose every candidate / a random sample")
