@@ -21,14 +21,14 @@ from rest_framework.throttling import ScopedRateThrottle
 from accounts.permissions import IsAnnotator, IsResearcher
 from annotation.models import LabelingJob, Membership
 from annotation.serializers import (
-    AnswerRequestSerializer,
+    AnswerSerializer,
     AnswerResultSerializer,
     ContextSerializer,
     ErrorSerializer,
     JobSerializer,
     LedgerSerializer,
     MyStatsSerializer,
-    NextQuestionRequestSerializer,
+    NextQuestionSerializer,
     QuestionSerializer,
 )
 from annotation.services import assignment, labeling, ledger, presenting
@@ -59,7 +59,7 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
         return presenting.visible_jobs(user_of(self.request))
 
     @extend_schema(
-        request=NextQuestionRequestSerializer,
+        request=NextQuestionSerializer,
         responses={
             200: QuestionSerializer,
             204: OpenApiResponse(description="nothing left for you in this job"),
@@ -71,7 +71,7 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
     def next(self, request: Request, pk: str | None = None) -> Response:
         """Reserve (or resume) your next question; ``exclude`` the tokens already on screen."""
         job = self.get_object()
-        body = NextQuestionRequestSerializer(data=request.data)
+        body = NextQuestionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
             found = assignment.next_question(job, user_of(request), tuple(body.validated_data["exclude"]))
@@ -101,7 +101,7 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
 
 
 @extend_schema(
-    request=AnswerRequestSerializer,
+    request=AnswerSerializer,
     responses={
         200: AnswerResultSerializer, 400: ErrorSerializer, 403: ErrorSerializer,
         409: OpenApiResponse(ErrorSerializer, description="``code`` ``job_closed``: the job was paused or closed; nothing stored"),
@@ -119,7 +119,7 @@ def answer(request: Request) -> Response:
     409 with ``code`` ``job_closed`` when the job was paused or closed after the question was served.
     Accuracy, feedback on missed test questions and removal change only when an answer ends a page.
     """
-    body = AnswerRequestSerializer(data=request.data)
+    body = AnswerSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     try:
         result = labeling.submit_answer(user_of(request), body.validated_data["token"], body.validated_data["label"])

@@ -26,14 +26,14 @@ class QuestionSerializer(serializers.Serializer):  # type: ignore[type-arg]
     simple = serializers.CharField(help_text="the sentence of the simpler document")
 
 
-class NextQuestionRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class NextQuestionSerializer(serializers.Serializer):  # type: ignore[type-arg]
     exclude = serializers.ListField(
         child=serializers.CharField(max_length=40), required=False, default=list, max_length=4,
         help_text="tokens already on screen (to preload the following question)",
     )
 
 
-class AnswerRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class AnswerSerializer(serializers.Serializer):  # type: ignore[type-arg]
     token = serializers.CharField(max_length=40)
     label = serializers.ChoiceField(choices=AlignmentLabel.choices)  # type: ignore[assignment]
 

@@ -81,6 +81,16 @@ def test_every_operation_documents_its_errors() -> None:
                 assert content == {"$ref": "#/components/schemas/Error"}
 
 
+def test_schema_component_names_read_as_a_client_would_name_them() -> None:
+    """drf-spectacular appends ``Request`` to request bodies; a serializer already named ``...Request``
+    would give clients ``AnswerRequestRequest``."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    names = SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
+    assert {"AnswerRequest", "NextQuestionRequest"} <= set(names)
+    assert [name for name in names if name.endswith("RequestRequest")] == []
+
+
 @pytest.mark.django_db
 def test_schema_reads_as_text_in_a_browser_and_keeps_its_media_type_for_clients(client, annotator) -> None:  # type: ignore[no-untyped-def]
     client.force_login(annotator)
