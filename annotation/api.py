@@ -21,8 +21,8 @@ from rest_framework.throttling import ScopedRateThrottle
 from accounts.permissions import IsAnnotator, IsResearcher
 from annotation.models import LabelingJob, Membership
 from annotation.serializers import (
-    AnswerSerializer,
     AnswerResultSerializer,
+    AnswerSerializer,
     ContextSerializer,
     ErrorSerializer,
     JobSerializer,

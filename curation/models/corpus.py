@@ -73,6 +73,17 @@ class Document(models.Model):
     def __str__(self) -> str:
         return f"{self.article.slug} [{self.level_label}]"
 
+    @property
+    def level_name(self) -> str:
+        """The label a reader knows the level by: ``adv``, or ``level 2`` where the label is the number."""
+        return self.level_label if self.level_label not in ("", str(self.level)) else f"level {self.level}"
+
+    @property
+    def level_caption(self) -> str:
+        """``level 2 · ele``, or ``level 2`` where the label is the number itself (no ``level 0 · 0``)."""
+        name = self.level_name
+        return name if name == f"level {self.level}" else f"level {self.level} · {name}"
+
 
 class Paragraph(models.Model):
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="paragraphs")

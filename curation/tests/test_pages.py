@@ -187,3 +187,27 @@ def test_corpus_counts_are_separate_subqueries_never_a_join(write_file):
     assert counts == {"Three levels": (3, 9)}  # 3 articles x 3 level pairs (0-1, 0-2, 1-2)
     assert len(captured.captured_queries) == 1
     assert "JOIN" not in captured.captured_queries[0]["sql"].upper()
+
+
+def test_level_captions_never_repeat_a_numeric_label():
+    from curation.models import Document
+
+    assert Document(level=0, level_label="0").level_caption == "level 0"
+    assert Document(level=0, level_label="0").level_name == "level 0"
+    assert Document(level=2, level_label="ele").level_caption == "level 2 · ele"
+    assert Document(level=2, level_label="ele").level_name == "ele"
+    assert Document(level=1, level_label="").level_caption == "level 1"
+
+
+@pytest.mark.django_db
+def test_pair_page_names_numeric_levels_once(client_for, researcher, write_file):
+    from curation.importers.run import run_import
+    from curation.importers.types import ImportOptions
+
+    for level in (0, 1):
+        path = write_file(f"lv/story.en.{level}.txt", f"The story at level {level} is here.\n")
+    run_import(path.parent, ImportOptions(corpus="Numeric levels", format="text", all_levels=True))
+    pair = DocumentPair.objects.get(complex__level=0, simple__level=1)
+    body = client_for(researcher).get(reverse("curation:pair_detail", args=[pair.pk])).content.decode()
+    assert "level 0 → level 1" in body and "Complex <small>level 0</small>" in body
+    assert "level 0 · 0" not in body and "level 1 · 1" not in body
