@@ -114,12 +114,19 @@ def test_every_page_of_each_role_is_accessible(browser_page, live_server, make_u
     problems: list[str] = []
     c, pair, dataset = site["corpus"], site["pair"], site["dataset"]
     researcher = make_user("rita", "researcher")
+    second = make_run(c, method="crf")  # a second run that drops one link and adds one: the diff page has rows
+    from pipeline.models import PredictedAlignment
+
+    PredictedAlignment.objects.filter(run=second, pair=pair).order_by("pk").first().delete()  # type: ignore[union-attr]
+    PredictedAlignment.objects.create(run=second, pair=pair, simple=sentence(pair, 0, 0, 1), complex=sentence(pair, 1, 1, 0),
+                                      label="aligned", score=0.6)
     researcher_pages = {
         "home": "/", "corpora": "/corpora/", "corpus": f"/corpora/{c.pk}/", "article": f"/articles/{pair.article_id}/",
         "pair": f"/pairs/{pair.pk}/", "jobs": "/jobs/", "start": f"/jobs/start/?corpus={c.pk}",
         "job-align": f"/jobs/{site['align'].pk}/", "job-retrain": f"/jobs/{site['retrain'].pk}/", "models": "/models/",
         "model": f"/models/{site['older'].pk}/", "model-empty": f"/models/{site['newer'].pk}/", "stats": f"/corpora/{c.pk}/stats/",
         "labeling": "/annotate/", "agreement": "/annotate/stats/",
+        "diff": f"/models/diff/?corpus={c.pk}&a={site['run'].pk}&b={second.pk}",
     }
     page = browser_page(researcher)
     for name, url in researcher_pages.items():
