@@ -16,7 +16,7 @@ from pipeline.services.registry import MEASURES, SPLITS, TASKS
 
 DATA_SPLITS = ("train", "dev", "test")
 LABELS = ("aligned", "partialAligned", "notAligned")
-COUNT_COLUMNS = ("articles", "pairs", "labels", *LABELS)
+COUNT_COLUMNS = ("articles", "pairs", "labels", *LABELS, "partial_pairs", "unlabelled")
 TASK_NAMES = {"task1": "Task 1 (aligned + partial)", "task2": "Task 2 (aligned)"}
 
 
@@ -48,7 +48,8 @@ def metrics_rows(metrics: dict[str, Any]) -> list[MetricsRow]:
 
 
 def counts_rows(data_counts: dict[str, Any]) -> list[tuple[str, list[int]]]:
-    """(split, [articles, pairs, labels, aligned, partial, not aligned]) for train, dev, test, total."""
+    """(split, [articles, pairs, labels, aligned, partial, not aligned, partially labelled pairs, unlabelled
+    candidates]) for train, dev, test, total (counts recorded before the last two existed read 0)."""
     rows = [(s, [int((data_counts.get(s) or {}).get(c, 0)) for c in COUNT_COLUMNS]) for s in DATA_SPLITS if s in data_counts]
     if rows:
         rows.append(("total", [sum(r[1][i] for r in rows) for i in range(len(COUNT_COLUMNS))]))
