@@ -130,10 +130,17 @@ def main() -> None:
                          "instead of retraining it (the same seeds, fractions and configuration)")
     ap.add_argument("--stop-at", type=float, default=None,
                     help="last fraction of the uncertainty curve (default: the last of --fractions)")
+    ap.add_argument("--overlay", nargs="*", default=[], metavar="LABEL=RESULTS",
+                    help="with --replot: also draw the uncertainty curve of these results.json files")
     args = ap.parse_args()
     if args.replot:
         stored = json.loads(Path(args.replot).read_text(encoding="utf-8"))
         summarise(stored)
+        for item in args.overlay:
+            label, path = item.split("=", 1)
+            other = json.loads(Path(path).read_text(encoding="utf-8"))
+            summarise(other)
+            stored.setdefault("variants", {})[label] = other["summary"]["table"]["uncertainty"]
         write_outputs(stored, args)
         return
     seed_fraction = args.seed_fraction if args.seed_fraction is not None else args.fractions[0]
@@ -275,6 +282,7 @@ def learning_curve_svg(results: dict) -> str:
     w, h, left, right, top, bottom = 560, 340, 60, 20, 30, 50
     table = results["summary"]["table"]
     fracs = results["fractions"]
+    table = {**table, **results.get("variants", {})}  # other uncertainty runs (--overlay)
     values = [v["mean"] + s * v["sd"] for t in table.values() for v in t.values() for s in (-1, 1)]
     values.append(results.get("all_candidates_f1", 0.0))
     lo = math.floor(min(values) * 20) / 20
@@ -306,7 +314,8 @@ def learning_curve_svg(results: dict) -> str:
         parts.append(f'<line x1="{left}" y1="{y(full):.1f}" x2="{w - right}" y2="{y(full):.1f}" stroke="#888" '
                      f'stroke-dasharray="4 3"/><text x="{w - right}" y="{y(full) - 4:.1f}" text-anchor="end" '
                      f'fill="#555">all candidates {full:.3f}</text>')
-    colours = {"random": "#1f77b4", "uncertainty": "#d62728"}
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    colours = {name: palette[k % len(palette)] for k, name in enumerate(table)}
     for i, (strategy, rows) in enumerate(table.items()):
         pts = [(x(float(f)), y(v["mean"]), v) for f, v in rows.items()]
         c = colours[strategy]
