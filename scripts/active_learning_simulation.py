@@ -88,8 +88,12 @@ def known_matrices(docs: list, candidates: list[active.Candidate], labelled: set
 
 
 def train_and_score(train_docs: list, known: dict[int, np.ndarray], dev_docs: list, dev_pairs: list,
-                    dev_gold: list, cfg: CRFConfig, mean: np.ndarray, scale: np.ndarray, seed: int
-                    ) -> tuple[float, crf_aligner.BiCRF]:
+                    dev_gold: list, cfg: CRFConfig, mean: np.ndarray, scale: np.ndarray, seed: int,
+                    init: int | None = None) -> tuple[float, crf_aligner.BiCRF]:
+    """Train on the labels of ``known`` and score dev. ``init``: seed of the model's initial weights
+    (None: whatever state torch's global generator is in, i.e. it depends on the trainings before)."""
+    if init is not None:
+        torch.manual_seed(init)
     model = crf_aligner.BiCRF(len(crf_aligner.feature_names(cfg.emission, cfg.context_features)), cfg.hidden,
                               cfg.transition_hidden, cfg.transitions)
     ids = sorted(known)  # documents without a label are left out of training
@@ -130,6 +134,13 @@ def main() -> None:
                          "instead of retraining it (the same seeds, fractions and configuration)")
     ap.add_argument("--stop-at", type=float, default=None,
                     help="last fraction of the uncertainty curve (default: the last of --fractions)")
+    ap.add_argument("--seeded-init", action="store_true",
+                    help="seed every model's initial weights with its run's seed (default, as the runs recorded "
+                         "before this option: torch's global generator, so a run depends on the trainings before it)")
+    ap.add_argument("--noise-fraction", type=float, default=None,
+                    help="only measure the spread that the initial weights alone cause: the random labels of each "
+                         "--seeds at this fraction, trained with --noise-inits different initial weights")
+    ap.add_argument("--noise-inits", type=int, default=3)
     ap.add_argument("--overlay", nargs="*", default=[], metavar="LABEL=RESULTS",
                     help="with --replot: also draw the uncertainty curve of these results.json files")
     args = ap.parse_args()
@@ -184,9 +195,23 @@ def main() -> None:
                                                           mean, scale, 0)
         print(f"all candidates labelled: dev Task 1 F1 {results['all_candidates_f1']:.4f}", flush=True)
 
-    def train(labelled: set, seed: int) -> tuple[float, crf_aligner.BiCRF]:
+    def train(labelled: set, seed: int, init: int | None = None) -> tuple[float, crf_aligner.BiCRF]:
         known = known_matrices(train_docs, cands, labelled, gold)
-        return train_and_score(train_docs, known, dev_docs, dev_pairs, dev_gold, cfg, mean, scale, seed)
+        init = init if init is not None else (seed if args.seeded_init else None)
+        return train_and_score(train_docs, known, dev_docs, dev_pairs, dev_gold, cfg, mean, scale, seed, init)
+
+    if args.noise_fraction is not None:  # the same labels, different initial weights
+        results["noise"] = []
+        for seed in args.seeds:
+            labelled = {c.key for c in active.random_select(cands, len(cands), seed)[
+                :int(round(args.noise_fraction * len(cands)))]}
+            for k in range(args.noise_inits):
+                f1, _ = train(labelled, seed, init=1000 + k)
+                results["noise"].append({"seed": seed, "fraction": args.noise_fraction, "init": 1000 + k, "f1": f1})
+                print(json.dumps(results["noise"][-1]), flush=True)
+                Path(args.out).mkdir(parents=True, exist_ok=True)
+                (Path(args.out) / "noise.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        return
 
     def record(seed: int, strategy: str, frac: float, labelled: set, f1: float, t1: float) -> None:
         pos_labelled = sum(int(gold[k[0]][k[1], k[2]]) for k in labelled)

@@ -124,3 +124,15 @@ def test_mixed_select_draws_a_seeded_share_and_ranks_the_rest_under_one_cap() ->
     assert [s.key for s in active.mixed_select(scored, 8, 0.0, 3, 5)] == [s.key for s in active.select(scored, 8, 5)]
     with pytest.raises(ValueError, match="between 0 and 1"):
         active.mixed_select(scored, 8, 1.5, 3)
+
+
+def test_entropy_ranks_cells_as_margin_does() -> None:
+    """Both are decreasing functions of |2p - 1|, so they choose the same batch (why the simulation
+    does not run ``entropy`` separately, docs/active-learning.md)."""
+    rng = np.random.default_rng(0)
+    prob = rng.random((6, 7))
+    model = {"d": CellProbabilities(prob, prob, prob)}
+    cands = [Candidate((i, j), "d", i, j) for i in range(6) for j in range(7)]
+    by = {name: [s.key for s in active.select(active.score_candidates(name, cands, model), 15)]
+          for name in ("margin", "entropy")}
+    assert by["margin"] == by["entropy"]
