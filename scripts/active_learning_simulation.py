@@ -339,6 +339,9 @@ def learning_curve_svg(results: dict) -> str:
         parts.append(f'<line x1="{left}" y1="{y(full):.1f}" x2="{w - right}" y2="{y(full):.1f}" stroke="#888" '
                      f'stroke-dasharray="4 3"/><text x="{w - right}" y="{y(full) - 4:.1f}" text-anchor="end" '
                      f'fill="#555">all candidates {full:.3f}</text>')
+    def shown(name: str) -> str:
+        return f"uncertainty ({results['config'].get('strategy', 'margin')})" if name == "uncertainty" else name
+
     palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
     colours = {name: palette[k % len(palette)] for k, name in enumerate(table)}
     for i, (strategy, rows) in enumerate(table.items()):
@@ -349,10 +352,12 @@ def learning_curve_svg(results: dict) -> str:
         for px, _py, v in pts:
             parts.append(f'<line x1="{px:.1f}" y1="{y(v["mean"] - v["sd"]):.1f}" x2="{px:.1f}" '
                          f'y2="{y(v["mean"] + v["sd"]):.1f}" stroke="{c}"/>')
-            parts.append(f'<circle cx="{px:.1f}" cy="{y(v["mean"]):.1f}" r="3" fill="{c}"><title>{strategy}: '
+            parts.append(f'<circle cx="{px:.1f}" cy="{y(v["mean"]):.1f}" r="3" fill="{c}"><title>{shown(strategy)}: '
                          f'{v["mean"]:.3f} +- {v["sd"]:.3f} ({v["n"]} seeds)</title></circle>')
-        parts.append(f'<rect x="{left + 10}" y="{top + 8 + 16 * i}" width="12" height="3" fill="{c}"/>'
-                     f'<text x="{left + 28}" y="{top + 13 + 16 * i}">{strategy}</text>')
+        # the legend bottom right, where no curve goes (only the 5 % points are low, at the left)
+        lx, ly = w - right - 230, h - bottom - 12 - 16 * (len(table) - 1 - i)
+        parts.append(f'<rect x="{lx}" y="{ly - 5}" width="12" height="3" fill="{c}"/>'
+                     f'<text x="{lx + 18}" y="{ly}">{shown(strategy)}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
