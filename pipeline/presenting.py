@@ -68,6 +68,12 @@ def split_warnings(data_counts: dict[str, Any], metrics: dict[str, Any]) -> list
             out.append(f"The {split} split is empty ({what[split]}): verify labels in more articles or change the ratios.")
         elif split != "train" and not (counts.get("aligned", 0) + counts.get("partialAligned", 0)):
             out.append(f"The {split} split has no aligned labels, so its recall is undefined.")
+        if counts.get("partial_pairs"):
+            how = ("were marginalised out in training" if split == "train"
+                   else "were left out of its scores (neither right nor wrong)")
+            out.append(f"{counts['partial_pairs']} document pair(s) of the {split} split are partially labelled "
+                       f"(a selective labeling job): their {counts.get('unlabelled', 0)} unlabelled candidates {how}, "
+                       "not read as not aligned.")
     if data_counts and not (metrics or {}).get("test"):
         out.append("This version has no test metrics; it can only be promoted with force.")
     return list(dict.fromkeys(out))
