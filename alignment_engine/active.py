@@ -14,7 +14,9 @@ This module turns those numbers into one score per candidate and picks a batch:
   come first (score ``1 - E[F1]`` of the document; within it, cells by ``margin``).
 
 :func:`select` takes the best-scored candidates with diversity (at most ``per_document`` from one
-document pair), :func:`random_select` a seeded uniform sample under the same cap. Every chosen
+document pair), :func:`random_select` a seeded uniform sample under the same cap, and
+:func:`mixed_select` a batch that draws a share at random and takes the rest by score (a hedge
+against a weak model choosing the whole batch; measured in docs/active-learning.md). Every chosen
 item keeps its score and a one-line reason that the labeling-job page shows.
 """
 
@@ -147,8 +149,10 @@ def score_candidates(
     return out
 
 
-def select(scored: Iterable[Scored], budget: int, per_document: int | None = None) -> list[Scored]:
-    """The ``budget`` highest scores, at most ``per_document`` from one document (None: no cap).
+def select(scored: Iterable[Scored], budget: int, per_document: int | None = None,
+           taken: Counter[Hashable] | None = None) -> list[Scored]:
+    """The ``budget`` highest scores, at most ``per_document`` from one document (None: no cap;
+    ``taken`` counts items already chosen per document, and is updated).
 
     Ties keep input order (stable). Fewer than ``budget`` come back when the cap or the supply runs out.
     """
@@ -156,7 +160,7 @@ def select(scored: Iterable[Scored], budget: int, per_document: int | None = Non
         return []
     items = list(scored)
     order = sorted(range(len(items)), key=lambda i: -items[i].score)
-    taken: Counter[Hashable] = Counter()
+    taken = Counter() if taken is None else taken
     out: list[Scored] = []
     for i in order:
         item = items[i]
@@ -187,6 +191,24 @@ def random_select(candidates: Sequence[Any], budget: int, seed: int, document_of
             taken[doc] += 1
         out.append(c)
     return out
+
+
+def mixed_select(scored: Sequence[Scored], budget: int, random_share: float, seed: int,
+                 per_document: int | None = None) -> list[Scored]:
+    """A batch of ``budget``: ``round(random_share * budget)`` drawn uniformly (seeded), the rest the
+    highest scores, under one cap of ``per_document`` per document for both. The random ones say so
+    in their reason. ``random_share`` 0 is :func:`select`; 1 is a random sample of the scored items."""
+    if not 0.0 <= random_share <= 1.0:
+        raise ValueError(f"random_share must be between 0 and 1, got {random_share}")
+    n_random = int(round(random_share * max(budget, 0)))
+    taken: Counter[Hashable] = Counter()
+    drawn = random_select(scored, n_random, seed, document_of=lambda s: s.document, per_document=per_document)
+    for item in drawn:
+        taken[item.document] += 1
+    keys = {item.key for item in drawn}
+    ranked = select([s for s in scored if s.key not in keys], budget - len(drawn), per_document, taken)
+    randoms = [Scored(s.key, s.document, s.score, f"random share (seed {seed}); {s.reason}") for s in drawn]
+    return ranked + randoms
 
 
 def default_cap(budget: int, documents: int, spread: float = 3.0) -> int:

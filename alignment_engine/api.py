@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -192,16 +192,19 @@ def train_defaults() -> dict:
 
 def train(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignment], dev_pairs: Sequence[DocPair] | None = None,
           dev_gold: Sequence[Alignment] | None = None, out_dir: str | Path = "var/models/crf", seed: int = 0,
-          device: str = "auto", progress: ProgressCallback | None = None, **options: object) -> Path:
+          device: str = "auto", progress: ProgressCallback | None = None,
+          unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None = None, **options: object) -> Path:
     """Train the neural CRF aligner (forwards to ``alignment_engine.training.train_model``).
 
     With no ``options`` this trains ``CRFConfig()``, the best configuration measured (the same model as
     ``python -m alignment_engine train`` without ``--set``); each option changes one ``CRFConfig`` field.
+    ``unlabelled`` (pair id -> (simple_id, complex_id) cells nobody labelled) marks the train pairs
+    whose labels are partial: those cells are marginalised out instead of read as not aligned.
     """
     from alignment_engine.training import train_model
 
     return train_model(train_pairs, train_gold, dev_pairs, dev_gold, out_dir=out_dir, seed=seed, device=device,
-                       progress=progress, **options)  # type: ignore[arg-type]
+                       progress=progress, unlabelled=unlabelled, **options)  # type: ignore[arg-type]
 
 
 def align(pairs: Sequence[DocPair], method: str = DEFAULT_METHOD, model_dir: str | Path | None = None,

@@ -165,7 +165,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise InputError("--dev-pairs and --dev-gold go together")
     dev_pairs = read_pairs_jsonl(args.dev_pairs) if args.dev_pairs else None
     dev_gold = read_alignment_tsv(args.dev_gold) if args.dev_gold else None
-    options = {}
+    options: dict[str, Any] = {}
     for item in args.set:
         if "=" not in item:
             raise InputError(f"--set expects KEY=VALUE, got {item!r}")

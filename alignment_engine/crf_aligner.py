@@ -134,6 +134,24 @@ class Seq:
     allowed: np.ndarray  # (T, n_labels-1) bool
     gold: np.ndarray | None = None  # (T,) labels
     gold_sets: np.ndarray | None = None  # (T, n_labels) bool: every gold label of each step (0 when none)
+    partial: bool = False  # the document's labels are partial: training marginalises over ``gold_sets``
+
+
+#: Cells of a *known* matrix (partial labels, :func:`alignment_engine.gold.known_matrix`).
+KNOWN_POSITIVE, UNKNOWN, KNOWN_NEGATIVE = 1, 0, -1
+
+
+def partial_gold_sets(known: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """(T, L) label sets of one sequence from its (T, L-1) *known* block (1 labelled positive, 0 unlabelled,
+    -1 not aligned): a step with a labelled positive must take one of its labelled positives; otherwise
+    null or any unlabelled allowed label, never a labelled negative. A fully known block gives the
+    complete-label sets (the positives, or null)."""
+    has_pos = (known == KNOWN_POSITIVE).any(axis=1)
+    sets = np.zeros((known.shape[0], known.shape[1] + 1), dtype=bool)
+    sets[:, 0] = ~has_pos
+    sets[:, 1:] = np.where(has_pos[:, None], known == KNOWN_POSITIVE, known == UNKNOWN) & allowed
+    sets[~sets.any(axis=1), 0] = True  # a labelled positive outside the allowed cells: null, never an empty set
+    return sets
 
 
 def build_sequences(
@@ -143,11 +161,16 @@ def build_sequences(
     mean: np.ndarray,
     scale: np.ndarray,
     gold: Sequence[np.ndarray] | None = None,
+    known: Sequence[np.ndarray | None] | None = None,
 ) -> list[Seq]:
     """Sequences of one direction ("s2c": simple steps, complex labels; "c2s": the reverse).
 
     ``gold[d]`` is the (m, n) 0/1 gold matrix of document ``d``; a step whose gold has several
     labels takes the one with the highest C3G similarity (the other direction covers the rest).
+    ``known[d]`` (None: the labels of ``d`` are complete) is the (m, n) *known* matrix of a document
+    with partial labels (1 labelled positive, 0 unlabelled, -1 not aligned): its positives are its
+    gold, its sequences are marked ``partial`` and carry :func:`partial_gold_sets`, so training
+    marginalises the unlabelled cells out instead of reading them as not aligned.
     """
     out: list[Seq] = []
     for d, doc in enumerate(docs):
@@ -155,11 +178,15 @@ def build_sequences(
         allowed = doc.allowed if doc.allowed is not None else np.ones(doc.shape, dtype=bool)
         c3g = doc.lex[:, :, 0] if doc.lex.size else np.zeros(doc.shape)
         g = None if gold is None else gold[d]
+        k = None if known is None else known[d]
+        if k is not None:
+            g = (k == KNOWN_POSITIVE).astype(np.int64)
         if direction == "c2s":
             feats = feats.transpose(1, 0, 2)
             allowed = allowed.T
             c3g = c3g.T
             g = None if g is None else g.T
+            k = None if k is None else k.T
         m, n = allowed.shape
         if config.unit == "paragraph" and doc.allowed is not None:
             para_of = np.asarray(doc.pair.simple_paragraph_of() if direction == "s2c" else doc.pair.complex_paragraph_of())
@@ -176,7 +203,10 @@ def build_sequences(
                 sim = np.where(gsub > 0, c3g[np.ix_(rows, cols)] + 1.0, -1.0)
                 labels = np.where(gsub.any(axis=1), sim.argmax(axis=1) + 1, 0) if cols.size else np.zeros(len(rows), dtype=np.int64)
                 sets = np.concatenate([~gsub.any(axis=1, keepdims=True), gsub > 0], axis=1)
-            out.append(Seq(d, rows, cols, feats[np.ix_(rows, cols)].astype(np.float32), sub_allowed, labels, sets))
+                if k is not None:
+                    sets = partial_gold_sets(k[np.ix_(rows, cols)], sub_allowed)
+            out.append(Seq(d, rows, cols, feats[np.ix_(rows, cols)].astype(np.float32), sub_allowed, labels, sets,
+                           partial=k is not None))
     return out
 
 
@@ -190,6 +220,7 @@ class Batch:
     n_labels: torch.Tensor  # (B,) long: real labels + 1 of each sequence
     gold: torch.Tensor  # (B, T) long: the gold label of each step (0 when none or unknown)
     gold_sets: torch.Tensor  # (B, T, L) bool: every gold label of each step (0 when none)
+    partial: torch.Tensor  # (B,) bool: the sequence's labels are partial (``Seq.partial``)
 
 
 def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
@@ -222,6 +253,7 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
         n_labels=torch.from_numpy(n_labels).to(device),
         gold=torch.from_numpy(gold).to(device),
         gold_sets=torch.from_numpy(gold_sets).to(device),
+        partial=torch.tensor([s.partial for s in seqs], dtype=torch.bool, device=device),
     )
 
 
@@ -297,6 +329,28 @@ def _batches(seqs: list[Seq], size: int, rng: np.random.Generator | None) -> lis
     return chunks
 
 
+def sequence_log_likelihood(emis: torch.Tensor, trans: torch.Tensor, start: torch.Tensor, batch: Batch,
+                            gold_target: str) -> torch.Tensor:
+    """(B,) training log-likelihood of a batch's sequences.
+
+    ``gold_target="any"`` and every partial sequence: log P(path within the gold label sets), the
+    constrained forward algorithm minus log Z (an n:1 step may take any of its gold labels; a step of a
+    partially labelled document any label its labels leave open). ``"best"`` for complete sequences:
+    log P(the gold label with the highest C3G)."""
+    def constrained() -> torch.Tensor:
+        return crf.log_partition(emis, trans, start=start, step_mask=batch.step_mask,
+                                 label_mask=batch.gold_sets & batch.label_mask, require_null=False) - \
+            crf.log_partition(emis, trans, start=start, step_mask=batch.step_mask, label_mask=batch.label_mask)
+
+    if gold_target == "any":
+        return constrained()
+    best = crf.log_likelihood(emis, trans, batch.gold, start=start, step_mask=batch.step_mask,
+                              label_mask=batch.label_mask)
+    if bool(batch.partial.any()):
+        return torch.where(batch.partial, constrained(), best)
+    return best
+
+
 def train_crf(
     model: BiCRF,
     train: dict[str, list[Seq]],
@@ -327,16 +381,7 @@ def train_crf(
             for k in order:
                 batch = bs[int(k)]
                 emis, trans, start = model.direction(d)(batch)
-                if config.gold_target == "any":
-                    # log P(path within the gold label sets): a step of an n:1 merge may take any of its
-                    # gold complex sentences (constrained forward algorithm minus log Z)
-                    ll = crf.log_partition(emis, trans, start=start, step_mask=batch.step_mask,
-                                           label_mask=batch.gold_sets & batch.label_mask, require_null=False) - \
-                        crf.log_partition(emis, trans, start=start, step_mask=batch.step_mask,
-                                          label_mask=batch.label_mask)
-                else:  # "best": the gold label with the highest C3G
-                    ll = crf.log_likelihood(emis, trans, batch.gold, start=start, step_mask=batch.step_mask,
-                                            label_mask=batch.label_mask)
+                ll = sequence_log_likelihood(emis, trans, start, batch, config.gold_target)
                 loss = -ll.sum() / max(total_steps[d], 1)
                 opt.zero_grad()
                 loss.backward()

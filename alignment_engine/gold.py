@@ -6,6 +6,8 @@ into positions. Every id is read with :class:`alignment_engine.ids.SentenceId`.
 - :func:`gold_by_pair`: the positive gold pairs of each document, and the strict subset (Task 2);
 - :func:`gold_cells`: the matrix positions of gold rows of one document;
 - :func:`gold_matrix`: the (m, n) 0/1 matrix of one document (rows simple, columns complex);
+- :func:`known_matrix`: the (m, n) matrix of a document whose labels are partial (1 labelled
+  positive, 0 unlabelled, -1 not aligned), what CRF training marginalises over;
 - :func:`paragraph_links`: the paragraph pairs that hold a gold sentence pair, for one document
   (``(complex_paragraph, simple_paragraph, 1.0)``, the link format of :mod:`alignment_engine.paragraphs`);
 - :func:`gold_paragraph_links`: the same for many documents, as ``(pair_id, complex_paragraph,
@@ -64,6 +66,21 @@ def gold_matrix(pair: DocPair, gold: Iterable[Alignment] | Iterable[tuple[str, s
     out = np.zeros((len(pair.simple_sentences()), len(pair.complex_sentences())), dtype=np.int8)
     for i, j, _ in gold_cells(pair, keep):
         out[i, j] = 1
+    return out
+
+
+def known_matrix(pair: DocPair, gold: Iterable[Alignment] | Iterable[tuple[str, str]],
+                 unlabelled: Iterable[tuple[str, str]]) -> np.ndarray:
+    """(m, n) int8 matrix of one document with partial labels: 1 a gold positive, 0 an unlabelled cell
+    (``(simple_id, complex_id)`` pairs, e.g. candidates nobody has labelled), -1 every other cell (a
+    labelled negative, or a cell outside the candidates: not aligned). A positive stays 1 even when it
+    is also listed as unlabelled; unknown ids are ignored."""
+    out = gold_matrix(pair, gold).astype(np.int8)
+    out[out == 0] = -1
+    open_cells = np.zeros(out.shape, dtype=bool)
+    for i, j, _ in gold_cells(pair, [Alignment("aligned", s, c) for s, c in unlabelled]):
+        open_cells[i, j] = True
+    out[open_cells & (out == -1)] = 0
     return out
 
 

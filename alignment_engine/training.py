@@ -24,7 +24,7 @@ import contextlib
 import random
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from alignment_engine import model_store
 from alignment_engine.crf_aligner import (
     COMBINES,
     LEARNED,
+    UNKNOWN,
     BiCRF,
     Decoded,
     DocData,
@@ -52,7 +53,7 @@ from alignment_engine.crf_aligner import (
 )
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.evaluation import evaluate, paragraph_prf
-from alignment_engine.gold import gold_by_pair, gold_cells, gold_matrix, paragraph_links
+from alignment_engine.gold import gold_by_pair, gold_cells, gold_matrix, known_matrix, paragraph_links
 from alignment_engine.stacking import LearnedDecoder, fit_classifier, group_features, predict_proba
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
@@ -196,9 +197,11 @@ class RunProgress:
 
 def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRFConfig, mean: np.ndarray,
               scale: np.ndarray, seed: int, log: Callable[[str], None],
-              run: RunProgress | None = None) -> tuple[list[Decoded], list[int]]:
+              run: RunProgress | None = None, known: Sequence[np.ndarray | None] | None = None,
+              ) -> tuple[list[Decoded], list[int]]:
     """Out-of-fold decoding of the train documents: each fold decoded by a CRF trained on the others
-    (``cfg.cv_folds`` folds by document). Returns (decodings, fold of every document)."""
+    (``cfg.cv_folds`` folds by document). ``known[i]``: document i's partial labels (see
+    :func:`~alignment_engine.crf_aligner.build_sequences`). Returns (decodings, fold of every document)."""
     k = n_folds(cfg, len(docs))
     fold = folds_by_document([d.pair for d in docs], k, seed)
     oof: list[Decoded | None] = [None] * len(docs)
@@ -207,7 +210,8 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
         held = [i for i in range(len(docs)) if fold[i] == f]
         sub_docs = [docs[i] for i in fit_idx]
         sub_gold = [gold_mats[i] for i in fit_idx]
-        seqs = {d: build_sequences(sub_docs, d, cfg, mean, scale, sub_gold) for d in ("s2c", "c2s")}
+        sub_known = None if known is None else [known[i] for i in fit_idx]
+        seqs = {d: build_sequences(sub_docs, d, cfg, mean, scale, sub_gold, sub_known) for d in ("s2c", "c2s")}
         model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden,
                       cfg.transitions)
         prefix = f"cross-fitting fold {f + 1}/{k}: "
@@ -229,11 +233,14 @@ def fit_decoder(
     docs: Sequence[DocData], decs_all: Sequence[Decoded], fold: Sequence[int], gold_mats: Sequence[np.ndarray],
     pairs: Sequence[DocPair], gold: Sequence[Alignment], pos: dict[str, set[tuple[str, str]]], paragraph_step: bool,
     rounds: int, seed: int, log: Callable[[str], None], span: bool = False, span_widths: Sequence[int] = (),
+    known: Sequence[np.ndarray | None] | None = None,
 ) -> tuple[LearnedDecoder, dict, dict]:
     """Fit the paragraph and cell classifiers on out-of-fold CRF outputs (:func:`cross_fit`) and choose
     the cell threshold, group closure, the span decoding's width (``span_widths`` offered, 0 = off) and the
     Task 2 rule by cross-validation on train (the same folds).
-    Returns (decoder, thresholds, cross-validation report)."""
+    The cell classifiers learn from labelled cells only: the unlabelled cells (0) of a document with
+    partial labels (``known[i]``) are left out of their examples (the threshold search still scores
+    whole documents). Returns (decoder, thresholds, cross-validation report)."""
     k = max(fold) + 1 if fold else 1
     # paragraph step: out-of-fold paragraph probabilities (the cell classifier must see them as at inference)
     para_x = [doc_paragraph_features(doc, dec) for doc, dec in zip(docs, decs_all, strict=True)]
@@ -259,29 +266,39 @@ def fit_decoder(
             best_para = (res["f1"], t)
     log(f"paragraph step (cross-validated on train): F1 {best_para[0]:.3f} at {best_para[1]}")
     # the sentence decision
-    cell_x, cell_y, masks = [], [], []
-    for doc, dec, pr, g in zip(docs, decs_all, para_oof, gold_mats, strict=True):
+    cell_x, cell_y, masks, labelled = [], [], [], []
+    for i, (doc, dec, pr, g) in enumerate(zip(docs, decs_all, para_oof, gold_mats, strict=True)):
         x, mask = doc_cell_features(doc, dec, pr if paragraph_step else None, span)
         cell_x.append(x)
         cell_y.append(g[mask].astype(np.int64))
         masks.append(mask)
+        kn = None if known is None else known[i]
+        labelled.append(np.ones(int(mask.sum()), dtype=bool) if kn is None else kn[mask] != UNKNOWN)
+
+    def fit_x(xs: Sequence[np.ndarray], idx: Iterable[int]) -> list[np.ndarray]:
+        return [xs[i][labelled[i]] for i in idx]
+
+    def fit_y(idx: Iterable[int]) -> list[np.ndarray]:
+        return [cell_y[i][labelled[i]] for i in idx]
+
+    everyone = range(len(docs))
     probs = [np.zeros(doc.shape) for doc in docs]
     for f in range(k):
-        model_f = fit_classifier([cell_x[i] for i in range(len(docs)) if fold[i] != f],
-                                 [cell_y[i] for i in range(len(docs)) if fold[i] != f], seed)
+        others = [i for i in everyone if fold[i] != f]
+        model_f = fit_classifier(fit_x(cell_x, others), fit_y(others), seed)
         for i in (i for i in range(len(docs)) if fold[i] == f):
             probs[i][masks[i]] = predict_proba(model_f, cell_x[i])
-    cell_model = fit_classifier(cell_x, cell_y, seed)
+    cell_model = fit_classifier(fit_x(cell_x, everyone), fit_y(everyone), seed)
     group_model = None
     if rounds > 1:  # second round: the first round's out-of-fold probabilities as context
         group_x = [np.concatenate([x, group_features(p)[mask]], axis=1) for x, p, mask in zip(cell_x, probs, masks, strict=True)]
         probs = [np.zeros(doc.shape) for doc in docs]
         for f in range(k):
-            model_f = fit_classifier([group_x[i] for i in range(len(docs)) if fold[i] != f],
-                                     [cell_y[i] for i in range(len(docs)) if fold[i] != f], seed)
+            others = [i for i in everyone if fold[i] != f]
+            model_f = fit_classifier(fit_x(group_x, others), fit_y(others), seed)
             for i in (i for i in range(len(docs)) if fold[i] == f):
                 probs[i][masks[i]] = predict_proba(model_f, group_x[i])
-        group_model = fit_classifier(group_x, cell_y, seed)
+        group_model = fit_classifier(fit_x(group_x, everyone), fit_y(everyone), seed)
     no_partial = {"group": False, "min_len_ratio": 0.0}
     best: tuple[float, dict] = (-1.0, {})
     table: dict[str, dict] = {}
@@ -338,12 +355,18 @@ def train_model(
     progress: ProgressCallback | Callable[[str], None] | None = None,
     config: CRFConfig | None = None,
     encoder_cache: dict[tuple[str, str], float] | None = None,
+    unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None = None,
     **options: Any,
 ) -> Path:
     """Train the neural CRF aligner and write its model directory; return the directory.
 
     ``config`` (default ``CRFConfig()``, the best configuration measured) with ``options`` changing
     single fields; ``encoder_cache`` maps (simple, complex) texts to encoder scores to reuse.
+    ``unlabelled`` marks the train documents whose labels are partial: pair id -> the
+    ``(simple_id, complex_id)`` cells nobody labelled (e.g. candidates a selective labeling job left
+    out). Their CRF training marginalises those cells out (:func:`~alignment_engine.gold.known_matrix`,
+    ``Seq.partial``) and the learned decoder leaves them out of its examples; every other cell of such
+    a document that is not a gold positive is not aligned. Documents not in it are complete, as before.
     """
     from alignment_engine.encoders import CrossEncoder, resolve_device
 
@@ -402,17 +425,25 @@ def train_model(
     norm = fit_normalisation(train_docs, cfg.emission, cfg.context_features)
     mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
     gold_mats = [gold_matrix(d.pair, pos_train.get(d.pair.pair_id, set())).astype(np.int64) for d in train_docs]
-    seqs = {d: build_sequences(train_docs, d, cfg, mean, scale, gold_mats) for d in ("s2c", "c2s")}
+    open_cells = unlabelled or {}
+    known: list[np.ndarray | None] = [
+        known_matrix(d.pair, pos_train.get(d.pair.pair_id, set()), open_cells[d.pair.pair_id])
+        if d.pair.pair_id in open_cells else None for d in train_docs]
+    n_partial = sum(k is not None for k in known)
+    if n_partial:
+        log(f"{n_partial} of {len(train_docs)} train document pairs have partial labels: "
+            f"{sum(int((k == UNKNOWN).sum()) for k in known if k is not None)} unlabelled cells marginalised out")
+    seqs = {d: build_sequences(train_docs, d, cfg, mean, scale, gold_mats, known) for d in ("s2c", "c2s")}
     run.finish("features")
     decoder: LearnedDecoder | None = None
     thresholds: dict = {"combine": "union", "marginal": 0.5, "partial": {"group": True, "min_len_ratio": 0.0}}
     if cfg.decoder == "learned":
         t0 = time.perf_counter()
-        oof, fold = cross_fit(train_docs, gold_mats, cfg, mean, scale, seed, log, run)
+        oof, fold = cross_fit(train_docs, gold_mats, cfg, mean, scale, seed, log, run, known)
         run.finish("cross-fit")
         decoder, thresholds, extra["cross_validation"] = fit_decoder(
             train_docs, oof, fold, gold_mats, train_pairs, train_gold, pos_train, cfg.paragraph_step,
-            cfg.decoder_rounds, seed, log, cfg.span_features, cfg.span_widths)
+            cfg.decoder_rounds, seed, log, cfg.span_features, cfg.span_widths, known)
         timings["cross_fit_s"] = time.perf_counter() - t0
         run.finish("decoder")
     model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden,
@@ -449,7 +480,7 @@ def train_model(
             "seed": seed, "device": str(dev), "timings": {k: round(v, 2) for k, v in timings.items()},
             "data": {"train_pairs": len(train_pairs), "train_gold_pairs": len(train_gold),
                      "dev_pairs": len(dev_pairs or []), "dev_gold_pairs": len(dev_gold or []),
-                     "train_cells": counters.get("cells", 0), "train_encoder_pairs": counters.get("encoder_pairs", 0),
+                     "train_cells": counters.get("cells", 0), "train_partial_pairs": n_partial, "train_encoder_pairs": counters.get("encoder_pairs", 0),
                      "encoder_examples": enc_stats.get("examples", 0)},
             "encoder": enc_stats, "crf": crf_stats, "dev_rules": rule_table, **extra,
         },

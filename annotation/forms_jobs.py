@@ -35,6 +35,9 @@ class JobForm(forms.Form):
     budget = forms.IntegerField(min_value=1, required=False, label="How many pairs (sample or uncertainty)")
     per_document = forms.IntegerField(min_value=1, required=False, label="At most this many per document pair",
                                       help_text="empty = 3 x budget / document pairs (diversity)")
+    random_share = forms.FloatField(min_value=0, max_value=1, required=False, label="Share drawn at random (uncertainty)",
+                                    help_text="0-1: this share of the pairs is a random sample, the rest the most "
+                                              "uncertain (a mixed batch); empty = 0")
     second_version = forms.TypedChoiceField(coerce=int, required=False, empty_value=None, choices=[],
                                             label="Second model version (disagreement of two versions)")
     judgments_per_pair = forms.IntegerField(min_value=1, max_value=50, initial=5)
@@ -65,18 +68,20 @@ class JobForm(forms.Form):
         data = super().clean() or {}
         if data.get("gold_source") == "tsv" and not data.get("gold_file"):
             self.add_error("gold_file", "Choose a TSV file, or another source of test questions.")
-        if not self.errors.get("budget") and not self.errors.get("per_document"):
+        if not any(self.errors.get(f) for f in ("budget", "per_document", "random_share")):
             try:
                 data["selection_options"] = self.selection_options(data)
             except job_selection.SelectionError as exc:
-                field = "second_version" if "second" in str(exc) else "budget"
+                field = "second_version" if "second" in str(exc) else "random_share" if "random share" in str(exc) \
+                    else "budget"
                 self.add_error(field, str(exc))
         return data
 
     @staticmethod
     def selection_options(data: dict[str, Any]) -> job_selection.Selection:
         return job_selection.Selection(strategy=data.get("selection") or job_selection.ALL, budget=data.get("budget"),
-                                   per_document=data.get("per_document"), second_version=data.get("second_version"))
+                                   per_document=data.get("per_document"), second_version=data.get("second_version"),
+                                   random_share=data.get("random_share") or 0.0)
 
     def job_settings(self) -> job_setup.JobSettings:
         """The job's settings from the cleaned form."""

@@ -16,7 +16,7 @@ from pipeline.services.registry import MEASURES, SPLITS, TASKS
 
 DATA_SPLITS = ("train", "dev", "test")
 LABELS = ("aligned", "partialAligned", "notAligned")
-COUNT_COLUMNS = ("articles", "pairs", "labels", *LABELS)
+COUNT_COLUMNS = ("articles", "pairs", "labels", *LABELS, "partial_pairs", "unlabelled")
 TASK_NAMES = {"task1": "Task 1 (aligned + partial)", "task2": "Task 2 (aligned)"}
 
 
@@ -48,7 +48,8 @@ def metrics_rows(metrics: dict[str, Any]) -> list[MetricsRow]:
 
 
 def counts_rows(data_counts: dict[str, Any]) -> list[tuple[str, list[int]]]:
-    """(split, [articles, pairs, labels, aligned, partial, not aligned]) for train, dev, test, total."""
+    """(split, [articles, pairs, labels, aligned, partial, not aligned, partially labelled pairs, unlabelled
+    candidates]) for train, dev, test, total (counts recorded before the last two existed read 0)."""
     rows = [(s, [int((data_counts.get(s) or {}).get(c, 0)) for c in COUNT_COLUMNS]) for s in DATA_SPLITS if s in data_counts]
     if rows:
         rows.append(("total", [sum(r[1][i] for r in rows) for i in range(len(COUNT_COLUMNS))]))
@@ -67,6 +68,12 @@ def split_warnings(data_counts: dict[str, Any], metrics: dict[str, Any]) -> list
             out.append(f"The {split} split is empty ({what[split]}): verify labels in more articles or change the ratios.")
         elif split != "train" and not (counts.get("aligned", 0) + counts.get("partialAligned", 0)):
             out.append(f"The {split} split has no aligned labels, so its recall is undefined.")
+        if counts.get("partial_pairs"):
+            how = ("were marginalised out in training" if split == "train"
+                   else "were left out of its scores (neither right nor wrong)")
+            out.append(f"{counts['partial_pairs']} document pair(s) of the {split} split are partially labelled "
+                       f"(a selective labeling job): their {counts.get('unlabelled', 0)} unlabelled candidates {how}, "
+                       "not read as not aligned.")
     if data_counts and not (metrics or {}).get("test"):
         out.append("This version has no test metrics; it can only be promoted with force.")
     return list(dict.fromkeys(out))

@@ -24,7 +24,11 @@ epochs (default 5), decoded as its Viterbi path; uncertainty from its exact marg
 4 cross-fitted CRFs) trained 24 times does not fit the shared 2-core machine.
 
     nice .venv/bin/python scripts/active_learning_simulation.py --out docs/active-learning
-    # writes results.json and learning-curve.svg under --out
+    # writes results.json and learning-curve.svg under --out (after every training: partial results)
+
+``--strategy`` (margin, entropy, directions, expected_f1), ``--mix`` (share of each batch drawn at
+random), ``--seed-fraction`` (the random seed set uncertainty starts from) and ``--reuse-random``
+(the random curve of an earlier results.json, not retrained) vary the uncertainty curve.
 """
 
 from __future__ import annotations
@@ -83,33 +87,19 @@ def known_matrices(docs: list, candidates: list[active.Candidate], labelled: set
     return out
 
 
-def partial_sequences(docs: list, known: dict[int, np.ndarray], cfg: CRFConfig, mean: np.ndarray,
-                      scale: np.ndarray) -> dict[str, list]:
-    """Both directions' training sequences of the labelled documents with gold label *sets*."""
-    ids = sorted(known)
-    sub = [docs[d] for d in ids]
-    pos = [(known[d] == 1).astype(np.int64) for d in ids]
-    out: dict[str, list] = {}
-    for direction in DIRECTIONS:
-        seqs = crf_aligner.build_sequences(sub, direction, cfg, mean, scale, pos)
-        for s in seqs:
-            k = known[ids[s.doc]] if direction == "s2c" else known[ids[s.doc]].T
-            ks = k[np.ix_(s.rows, s.cols)]
-            has_pos = (ks == 1).any(axis=1)
-            sets = np.zeros((len(s.rows), len(s.cols) + 1), dtype=bool)
-            sets[:, 0] = ~has_pos
-            sets[:, 1:] = np.where(has_pos[:, None], ks == 1, ks == 0) & s.allowed
-            s.gold_sets = sets
-        out[direction] = seqs
-    return out
-
-
 def train_and_score(train_docs: list, known: dict[int, np.ndarray], dev_docs: list, dev_pairs: list,
-                    dev_gold: list, cfg: CRFConfig, mean: np.ndarray, scale: np.ndarray, seed: int
-                    ) -> tuple[float, crf_aligner.BiCRF]:
+                    dev_gold: list, cfg: CRFConfig, mean: np.ndarray, scale: np.ndarray, seed: int,
+                    init: int | None = None) -> tuple[float, crf_aligner.BiCRF]:
+    """Train on the labels of ``known`` and score dev. ``init``: seed of the model's initial weights
+    (None: whatever state torch's global generator is in, i.e. it depends on the trainings before)."""
+    if init is not None:
+        torch.manual_seed(init)
     model = crf_aligner.BiCRF(len(crf_aligner.feature_names(cfg.emission, cfg.context_features)), cfg.hidden,
                               cfg.transition_hidden, cfg.transitions)
-    crf_aligner.train_crf(model, partial_sequences(train_docs, known, cfg, mean, scale), cfg, seed)
+    ids = sorted(known)  # documents without a label are left out of training
+    seqs = {d: crf_aligner.build_sequences([train_docs[i] for i in ids], d, cfg, mean, scale,
+                                           known=[known[i] for i in ids]) for d in DIRECTIONS}
+    crf_aligner.train_crf(model, seqs, cfg, seed)
     model.eval()
     decs = decode(model, dev_docs, cfg, mean, scale)
     th = {"combine": "forward", "marginal": 0.5, "partial": {"group": False, "min_len_ratio": 0.0}}
@@ -134,12 +124,39 @@ def main() -> None:
     ap.add_argument("--top-k", type=int, default=3)
     ap.add_argument("--strategy", default="margin", choices=[s for s in active.STRATEGIES if s != "versions"])
     ap.add_argument("--fractions", type=float, nargs="+", default=list(FRACTIONS))
+    ap.add_argument("--seed-fraction", type=float, default=None,
+                    help="size of the random seed set uncertainty starts from (default: the first fraction); "
+                         "fractions up to it are random for both curves")
+    ap.add_argument("--mix", type=float, default=0.0,
+                    help="share of every uncertainty batch drawn at random (0: all by uncertainty)")
+    ap.add_argument("--reuse-random", default="",
+                    help="take the random curve (and the all-candidates figure) from this results.json "
+                         "instead of retraining it (the same seeds, fractions and configuration)")
+    ap.add_argument("--stop-at", type=float, default=None,
+                    help="last fraction of the uncertainty curve (default: the last of --fractions)")
+    ap.add_argument("--seeded-init", action="store_true",
+                    help="seed every model's initial weights with its run's seed (default, as the runs recorded "
+                         "before this option: torch's global generator, so a run depends on the trainings before it)")
+    ap.add_argument("--noise-fraction", type=float, default=None,
+                    help="only measure the spread that the initial weights alone cause: the random labels of each "
+                         "--seeds at this fraction, trained with --noise-inits different initial weights")
+    ap.add_argument("--noise-inits", type=int, default=3)
+    ap.add_argument("--overlay", nargs="*", default=[], metavar="LABEL=RESULTS",
+                    help="with --replot: also draw the uncertainty curve of these results.json files")
     args = ap.parse_args()
     if args.replot:
         stored = json.loads(Path(args.replot).read_text(encoding="utf-8"))
         summarise(stored)
+        for item in args.overlay:
+            label, path = item.split("=", 1)
+            other = json.loads(Path(path).read_text(encoding="utf-8"))
+            summarise(other)
+            stored.setdefault("variants", {})[label] = other["summary"]["table"]["uncertainty"]
         write_outputs(stored, args)
         return
+    seed_fraction = args.seed_fraction if args.seed_fraction is not None else args.fractions[0]
+    if seed_fraction not in args.fractions or not 0.0 <= args.mix <= 1.0:
+        ap.error("--seed-fraction must be one of --fractions and --mix between 0 and 1")
     torch.set_num_threads(1)
     data = Path(args.data)
     train_pairs = read_pairs_jsonl(data / "train_pairs.jsonl")
@@ -161,56 +178,99 @@ def main() -> None:
           f"({covered} inside the candidates); features {time.perf_counter() - t0:.1f}s", flush=True)
     results: dict = {"config": {"emission": cfg.emission, "context_features": cfg.context_features,
                                 "crf_epochs": cfg.crf_epochs, "decode": "Viterbi path of the single simple->complex CRF",
-                                "top_k": args.top_k, "strategy": args.strategy, "diversity": "ceil(3*batch/documents)"},
+                                "top_k": args.top_k, "strategy": args.strategy, "diversity": "ceil(3*batch/documents)",
+                                "seed_fraction": seed_fraction, "mix_random": args.mix,
+                                "command": " ".join(sys.argv)},
                      "candidates": len(cands), "gold_positives": n_gold, "gold_in_candidates": covered,
                      "fractions": args.fractions, "runs": [], "load": os.getloadavg()[0]}
-    all_keys = {c.key for c in cands}
-    full = known_matrices(train_docs, cands, all_keys, gold)
-    f1_full, _ = train_and_score(train_docs, full, dev_docs, dev_pairs, dev_gold, cfg, mean, scale, 0)
-    results["all_candidates_f1"] = f1_full
-    print(f"all candidates labelled: dev Task 1 F1 {f1_full:.4f}", flush=True)
-    first_model: crf_aligner.BiCRF | None = None
+    stored_random: dict[tuple[int, float], dict] = {}
+    if args.reuse_random:
+        stored = json.loads(Path(args.reuse_random).read_text(encoding="utf-8"))
+        stored_random = {(r["seed"], r["fraction"]): r for r in stored["runs"] if r["strategy"] == "random"}
+        results["all_candidates_f1"] = stored.get("all_candidates_f1")
+        results["random_from"] = args.reuse_random
+    else:
+        full = known_matrices(train_docs, cands, {c.key for c in cands}, gold)
+        results["all_candidates_f1"], _ = train_and_score(train_docs, full, dev_docs, dev_pairs, dev_gold, cfg,
+                                                          mean, scale, 0)
+        print(f"all candidates labelled: dev Task 1 F1 {results['all_candidates_f1']:.4f}", flush=True)
+
+    def train(labelled: set, seed: int, init: int | None = None) -> tuple[float, crf_aligner.BiCRF]:
+        known = known_matrices(train_docs, cands, labelled, gold)
+        init = init if init is not None else (seed if args.seeded_init else None)
+        return train_and_score(train_docs, known, dev_docs, dev_pairs, dev_gold, cfg, mean, scale, seed, init)
+
+    if args.noise_fraction is not None:  # the same labels, different initial weights
+        results["noise"] = []
+        for seed in args.seeds:
+            labelled = {c.key for c in active.random_select(cands, len(cands), seed)[
+                :int(round(args.noise_fraction * len(cands)))]}
+            for k in range(args.noise_inits):
+                f1, _ = train(labelled, seed, init=1000 + k)
+                results["noise"].append({"seed": seed, "fraction": args.noise_fraction, "init": 1000 + k, "f1": f1})
+                print(json.dumps(results["noise"][-1]), flush=True)
+                Path(args.out).mkdir(parents=True, exist_ok=True)
+                (Path(args.out) / "noise.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        return
+
+    def record(seed: int, strategy: str, frac: float, labelled: set, f1: float, t1: float) -> None:
+        pos_labelled = sum(int(gold[k[0]][k[1], k[2]]) for k in labelled)
+        results["runs"].append({"seed": seed, "strategy": strategy, "fraction": frac, "labels": len(labelled),
+                                "positives_labelled": pos_labelled, "f1": f1,
+                                "seconds": round(time.perf_counter() - t1, 1)})
+        print(json.dumps(results["runs"][-1]), flush=True)
+        summarise(results)
+        write_outputs(results, args)  # partial results as it goes
+
     for seed in args.seeds:
         order = active.random_select(cands, len(cands), seed)
-        for strategy in ("random", "uncertainty"):
-            labelled: set = set()
-            model = None
-            for frac in args.fractions:
-                target = int(round(frac * len(cands)))
-                t1 = time.perf_counter()
-                if strategy == "uncertainty" and frac == args.fractions[0]:
-                    # the same seed set as random: the same labels, model and score (not retrained)
-                    first = next(r for r in results["runs"] if r["seed"] == seed and r["strategy"] == "random"
-                                 and r["fraction"] == frac)
-                    labelled = {c.key for c in order[:target]}
-                    model = first_model
-                    results["runs"].append({**first, "strategy": strategy})
-                    print(json.dumps(results["runs"][-1]), flush=True)
-                    continue
-                if strategy == "random" or not labelled:
-                    labelled = {c.key for c in order[:target]}
-                else:
-                    batch = target - len(labelled)
-                    rest = [c for c in cands if c.key not in labelled]
-                    assert model is not None
-                    probs = {d: active.CellProbabilities(dec.score, dec.forward_marginals, dec.reverse_marginals)
-                             for d, dec in enumerate(decode(model, train_docs, cfg, mean, scale))}
-                    scored = active.score_candidates(args.strategy, rest, probs)
-                    cap = active.default_cap(batch, len(train_pairs))
-                    chosen = active.select(scored, batch, cap)
-                    if len(chosen) < batch:  # the cap ran out: fill up without it
-                        have = {s.key for s in chosen}
-                        chosen += active.select([s for s in scored if s.key not in have], batch - len(chosen))
-                    labelled |= {s.key for s in chosen}
-                known = known_matrices(train_docs, cands, labelled, gold)
-                f1, model = train_and_score(train_docs, known, dev_docs, dev_pairs, dev_gold, cfg, mean, scale, seed)
-                pos_labelled = sum(int(gold[k[0]][k[1], k[2]]) for k in labelled)
-                run = {"seed": seed, "strategy": strategy, "fraction": frac, "labels": len(labelled),
-                       "positives_labelled": pos_labelled, "f1": f1, "seconds": round(time.perf_counter() - t1, 1)}
-                results["runs"].append(run)
-                if strategy == "random" and frac == args.fractions[0]:
-                    first_model = model
-                print(json.dumps(run), flush=True)
+        seed_model: crf_aligner.BiCRF | None = None
+        for frac in args.fractions:  # random: nested samples
+            target = int(round(frac * len(cands)))
+            labelled = {c.key for c in order[:target]}
+            t1 = time.perf_counter()
+            if (seed, frac) in stored_random:
+                results["runs"].append(dict(stored_random[(seed, frac)]))
+                if frac == seed_fraction:
+                    f1, seed_model = train(labelled, seed)
+                    print(f"seed {seed}: seed set {frac} retrained, F1 {f1:.6f} "
+                          f"(stored {stored_random[(seed, frac)]['f1']:.6f})", flush=True)
+                continue
+            f1, random_model = train(labelled, seed)
+            if frac == seed_fraction:
+                seed_model = random_model
+            record(seed, "random", frac, labelled, f1, t1)
+        model = seed_model
+        labelled = set()
+        for frac in args.fractions:  # uncertainty, from the random seed set
+            target = int(round(frac * len(cands)))
+            t1 = time.perf_counter()
+            if args.stop_at is not None and frac > args.stop_at:
+                break
+            if frac <= seed_fraction:  # the same labels as random: the same model and score
+                same = next(r for r in results["runs"] if r["seed"] == seed and r["strategy"] == "random"
+                            and r["fraction"] == frac)
+                results["runs"].append({**same, "strategy": "uncertainty"})
+                labelled = {c.key for c in order[:target]}
+                continue
+            batch = target - len(labelled)
+            n_random = int(round(args.mix * batch))
+            picked = [c.key for c in order if c.key not in labelled][:n_random]
+            taken = labelled | set(picked)
+            rest = [c for c in cands if c.key not in taken]
+            assert model is not None
+            probs = {d: active.CellProbabilities(dec.score, dec.forward_marginals, dec.reverse_marginals)
+                     for d, dec in enumerate(decode(model, train_docs, cfg, mean, scale))}
+            scored = active.score_candidates(args.strategy, rest, probs)
+            want = batch - n_random
+            chosen = active.select(scored, want, active.default_cap(want, len(train_pairs)))
+            if len(chosen) < want:  # the cap ran out: fill up without it
+                have = {s.key for s in chosen}
+                chosen += active.select([s for s in scored if s.key not in have], want - len(chosen))
+            labelled = taken | {s.key for s in chosen}
+            f1, model = train(labelled, seed)
+            record(seed, "uncertainty", frac, labelled, f1, t1)
+    results["load_end"] = os.getloadavg()[0]
     summarise(results)
     write_outputs(results, args)
     print(json.dumps(results["summary"], indent=1))
@@ -247,6 +307,7 @@ def learning_curve_svg(results: dict) -> str:
     w, h, left, right, top, bottom = 560, 340, 60, 20, 30, 50
     table = results["summary"]["table"]
     fracs = results["fractions"]
+    table = {**table, **results.get("variants", {})}  # other uncertainty runs (--overlay)
     values = [v["mean"] + s * v["sd"] for t in table.values() for v in t.values() for s in (-1, 1)]
     values.append(results.get("all_candidates_f1", 0.0))
     lo = math.floor(min(values) * 20) / 20
@@ -278,7 +339,11 @@ def learning_curve_svg(results: dict) -> str:
         parts.append(f'<line x1="{left}" y1="{y(full):.1f}" x2="{w - right}" y2="{y(full):.1f}" stroke="#888" '
                      f'stroke-dasharray="4 3"/><text x="{w - right}" y="{y(full) - 4:.1f}" text-anchor="end" '
                      f'fill="#555">all candidates {full:.3f}</text>')
-    colours = {"random": "#1f77b4", "uncertainty": "#d62728"}
+    def shown(name: str) -> str:
+        return f"uncertainty ({results['config'].get('strategy', 'margin')})" if name == "uncertainty" else name
+
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    colours = {name: palette[k % len(palette)] for k, name in enumerate(table)}
     for i, (strategy, rows) in enumerate(table.items()):
         pts = [(x(float(f)), y(v["mean"]), v) for f, v in rows.items()]
         c = colours[strategy]
@@ -287,10 +352,12 @@ def learning_curve_svg(results: dict) -> str:
         for px, _py, v in pts:
             parts.append(f'<line x1="{px:.1f}" y1="{y(v["mean"] - v["sd"]):.1f}" x2="{px:.1f}" '
                          f'y2="{y(v["mean"] + v["sd"]):.1f}" stroke="{c}"/>')
-            parts.append(f'<circle cx="{px:.1f}" cy="{y(v["mean"]):.1f}" r="3" fill="{c}"><title>{strategy}: '
+            parts.append(f'<circle cx="{px:.1f}" cy="{y(v["mean"]):.1f}" r="3" fill="{c}"><title>{shown(strategy)}: '
                          f'{v["mean"]:.3f} +- {v["sd"]:.3f} ({v["n"]} seeds)</title></circle>')
-        parts.append(f'<rect x="{left + 10}" y="{top + 8 + 16 * i}" width="12" height="3" fill="{c}"/>'
-                     f'<text x="{left + 28}" y="{top + 13 + 16 * i}">{strategy}</text>')
+        # the legend bottom right, where no curve goes (only the 5 % points are low, at the left)
+        lx, ly = w - right - 230, h - bottom - 12 - 16 * (len(table) - 1 - i)
+        parts.append(f'<rect x="{lx}" y="{ly - 5}" width="12" height="3" fill="{c}"/>'
+                     f'<text x="{lx + 18}" y="{ly}">{shown(strategy)}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 

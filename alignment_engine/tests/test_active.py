@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -102,3 +103,36 @@ def test_model_probabilities_of_a_trained_crf(tmp_path) -> None:  # type: ignore
         from alignment_engine.sequence import SequenceAligner
 
         active.model_probabilities(SequenceAligner(), pairs)
+
+
+def test_mixed_select_draws_a_seeded_share_and_ranks_the_rest_under_one_cap() -> None:
+    scored = [Scored(("d", i), "d" if i < 10 else "e", float(i), f"s{i}") for i in range(20)]
+    batch = active.mixed_select(scored, 8, 0.25, seed=3, per_document=5)
+    randoms = [s for s in batch if s.reason.startswith("random share (seed 3)")]
+    ranked = [s for s in batch if not s.reason.startswith("random share")]
+    assert len(batch) == 8 and len(randoms) == 2 and len(ranked) == 6
+    assert {s.key for s in randoms} == {s.key for s in active.mixed_select(scored, 8, 0.25, 3, 5)
+                                       if s.reason.startswith("random share")}  # seeded
+    per_doc: dict[str, int] = {}
+    for s in batch:
+        per_doc[str(s.document)] = per_doc.get(str(s.document), 0) + 1
+    assert max(per_doc.values()) <= 5  # the cap covers both parts
+    # the ranked part: the best of what the random draw left, under the cap that draw used up
+    left = [s for s in scored if s.key not in {r.key for r in randoms}]
+    taken = Counter(str(r.document) for r in randoms)
+    assert [s.key for s in ranked] == [s.key for s in active.select(left, 6, 5, Counter(taken))]
+    assert [s.key for s in active.mixed_select(scored, 8, 0.0, 3, 5)] == [s.key for s in active.select(scored, 8, 5)]
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        active.mixed_select(scored, 8, 1.5, 3)
+
+
+def test_entropy_ranks_cells_as_margin_does() -> None:
+    """Both are decreasing functions of |2p - 1|, so they choose the same batch (why the simulation
+    does not run ``entropy`` separately, docs/active-learning.md)."""
+    rng = np.random.default_rng(0)
+    prob = rng.random((6, 7))
+    model = {"d": CellProbabilities(prob, prob, prob)}
+    cands = [Candidate((i, j), "d", i, j) for i in range(6) for j in range(7)]
+    by = {name: [s.key for s in active.select(active.score_candidates(name, cands, model), 15)]
+          for name in ("margin", "entropy")}
+    assert by["margin"] == by["entropy"]

@@ -1,5 +1,6 @@
 """Which candidate pairs a labeling job asks people to label: all of them (the default), a seeded
-random sample, or the ones the promoted model is least sure about (active learning).
+random sample, or the ones the promoted model is least sure about (active learning), optionally
+with a share of the budget drawn at random (``random_share``: a mixed batch).
 
 The scoring is the engine's (:mod:`alignment_engine.active`: exact CRF marginals closest to 0.5 or
 their entropy, disagreement of the two CRF directions or of two model versions, document pairs
@@ -63,6 +64,7 @@ class Selection:
     per_document: int | None = None  # cap per document pair; None: ceil(3 * budget / document pairs)
     seed: int = 0
     second_version: int | None = None  # strategy "versions": the model version to disagree with
+    random_share: float = 0.0  # uncertainty strategies: share of the budget drawn at random (a mixed batch)
 
     def __post_init__(self) -> None:
         if self.strategy not in SELECTIONS:
@@ -73,6 +75,11 @@ class Selection:
             raise SelectionError("the cap per document pair must be at least 1")
         if self.strategy == "versions" and self.second_version is None:
             raise SelectionError("selection 'versions' needs a second model version")
+        if not 0.0 <= self.random_share <= 1.0:
+            raise SelectionError(f"the random share must be between 0 and 1, got {self.random_share}")
+        if self.random_share and self.strategy in (ALL, RANDOM):
+            raise SelectionError("a random share mixes an uncertainty strategy with random pairs: "
+                                 "choose an uncertainty strategy")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,7 +116,10 @@ def choose(candidate_pks: Sequence[int], selection: Selection, language: str,
         record["second_model"] = other_name
     record["model"] = model_name
     scored = active.score_candidates(selection.strategy, cands, probs, other)
-    picked_scored = active.select(scored, budget, cap)
+    if selection.random_share:
+        picked_scored = active.mixed_select(scored, budget, selection.random_share, selection.seed, cap)
+    else:
+        picked_scored = active.select(scored, budget, cap)
     return [(int(s.key), s.score, s.reason[:300]) for s in picked_scored], record  # type: ignore[call-overload]
 
 

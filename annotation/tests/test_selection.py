@@ -82,3 +82,22 @@ def test_form_and_command_take_the_strategy(client, researcher) -> None:  # type
     with pytest.raises(CommandError, match="no promoted en model"):
         call_command("create_labeling_job", "Cmd2", "--corpus", corpus.name, "--select", "margin", "--budget", "4",
                      stdout=StringIO())
+
+
+def test_form_and_command_check_the_random_share(client, researcher) -> None:  # type: ignore[no-untyped-def]
+    corpus = make_corpus(n_articles=1)
+    client.force_login(researcher)
+    form = {"name": "Mixed", "corpus": corpus.pk, "strategy": "paragraph", "top_k": 3, "pair_ids": "",
+            "judgments_per_pair": 5, "test_question_every": 5, "min_seconds": 10, "accuracy_threshold": 0.85,
+            "min_test_questions": 4, "reservation_minutes": 15, "gold_source": "none", "max_tests": 0,
+            "selection": "random", "budget": 3, "random_share": 0.5}
+    page = client.get(reverse("annotation:job_new")).content.decode()
+    assert 'name="random_share"' in page
+    r = client.post(reverse("annotation:job_new"), form)
+    assert r.status_code == 200 and "choose an uncertainty strategy" in r.content.decode()
+    too_much = client.post(reverse("annotation:job_new"), {**form, "selection": "margin", "random_share": 1.5})
+    assert too_much.status_code == 200 and "less than or equal to 1" in too_much.content.decode()
+    assert not LabelingJob.objects.exists()
+    with pytest.raises(CommandError, match="choose an uncertainty strategy"):
+        call_command("create_labeling_job", "Cmd", "--corpus", corpus.name, "--select", "random", "--budget", "4",
+                     "--random-share", "0.5", stdout=StringIO())

@@ -2,6 +2,14 @@
 imported reference labels) of a corpus or a language, as the engine's plain pairs and gold rows,
 split by article group (no article in two splits), and the Task 1 / Task 2 score of an aligner
 on them. Retraining and the baseline registry read the same data, so their metrics compare.
+
+Complete or partial, per document pair: a pair is **complete** when every one of its candidate
+pairs has a label (an 'all candidates' job verified to the end) or it has imported reference
+labels (a full annotation); a cell that is not a labelled positive is then not aligned, as always.
+Otherwise it is **partial** (a job that chose its items by a selection strategy, or one not verified
+to the end): its unlabelled candidates are *unknown*, listed in ``LabelledData.unlabelled``, and
+training marginalises them out (``alignment_engine.api.train(unlabelled=...)``) instead of reading
+them as not aligned; scoring leaves predictions on them out (neither right nor wrong).
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from alignment_engine.types import Alignment, DocPair
-from annotation.models import VerifiedLabel
+from annotation.models import CandidatePair, VerifiedLabel
 from curation.curate.splits import assign_splits
 from curation.models import Corpus, DocumentPair, ReferenceAlignment
 from curation.plain import PlainPair, load_plain_pairs
@@ -32,11 +40,14 @@ class LabelledData:
     pairs: dict[str, list[DocPair]] = field(default_factory=lambda: {s: [] for s in SPLITS})
     gold: dict[str, list[Alignment]] = field(default_factory=lambda: {s: [] for s in SPLITS})
     articles: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in SPLITS})
+    #: partial pairs: pair id -> the (simple id, complex id) candidates nobody labelled
+    unlabelled: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
 
     def counts(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
         for s in SPLITS:
             labels = self.gold[s]
+            partial = [p.pair_id for p in self.pairs[s] if p.pair_id in self.unlabelled]
             out[s] = {
                 "articles": len(self.articles[s]),
                 "pairs": len(self.pairs[s]),
@@ -44,6 +55,8 @@ class LabelledData:
                 "aligned": sum(a.label == "aligned" for a in labels),
                 "partialAligned": sum(a.label == "partialAligned" for a in labels),
                 "notAligned": sum(a.label == "notAligned" for a in labels),
+                "partial_pairs": len(partial),
+                "unlabelled": sum(len(self.unlabelled[p]) for p in partial),
             }
         return out
 
@@ -55,19 +68,36 @@ def split_ratios(ratios: Sequence[float]) -> dict[str, float]:
     return dict(zip(SPLITS, (float(r) for r in ratios), strict=True))
 
 
-def _label_rows(corpus_ids: Sequence[int], reference_roles: Sequence[str]) -> dict[tuple[int, int], tuple[int, str]]:
-    """(simple pk, complex pk) -> (pair pk, label); verified labels override imported ones."""
+def _label_rows(corpus_ids: Sequence[int], reference_roles: Sequence[str]
+                ) -> tuple[dict[tuple[int, int], tuple[int, str]], set[int]]:
+    """(simple pk, complex pk) -> (pair pk, label), verified labels overriding imported ones; and the
+    pairs with imported reference labels (fully annotated)."""
     rows: dict[tuple[int, int], tuple[int, str]] = {}
+    referenced: set[int] = set()
     if reference_roles:
         ref = ReferenceAlignment.objects.filter(pair__corpus_id__in=corpus_ids, role__in=list(reference_roles))
         for pair_id, s, c, label in ref.values_list("pair_id", "simple_id", "complex_id", "label").order_by("pk"):
             rows[(s, c)] = (pair_id, label)
+            referenced.add(pair_id)
     verified = VerifiedLabel.objects.filter(candidate__pair__corpus_id__in=corpus_ids)
     for v_pair, v_simple, v_complex, v_label in verified.values_list(
         "candidate__pair_id", "candidate__simple_id", "candidate__complex_id", "label"
     ).order_by("pk"):
         rows[(int(v_simple), int(v_complex))] = (int(v_pair), str(v_label))
-    return rows
+    return rows, referenced
+
+
+def _unlabelled_candidates(pair_pks: Sequence[int], labelled: dict[int, list[tuple[int, int, str]]],
+                           complete: set[int]) -> dict[int, set[tuple[int, int]]]:
+    """pair pk -> (simple pk, complex pk) of its candidates without a label, for the partial pairs only
+    (not in ``complete`` and with at least one candidate left unlabelled)."""
+    have = {pk: {(s, c) for s, c, _ in rows} for pk, rows in labelled.items()}
+    out: dict[int, set[tuple[int, int]]] = defaultdict(set)
+    for pair_pk, s, c in CandidatePair.objects.filter(pair_id__in=list(pair_pks)).exclude(
+            pair_id__in=list(complete)).values_list("pair_id", "simple_id", "complex_id"):
+        if (s, c) not in have.get(pair_pk, set()):
+            out[pair_pk].add((s, c))
+    return out
 
 
 def collect_labelled_data(
@@ -76,10 +106,11 @@ def collect_labelled_data(
     ratios: Sequence[float] = DEFAULT_RATIOS,
     reference_roles: Sequence[str] = (),
 ) -> LabelledData:
-    rows = _label_rows(corpus_ids, reference_roles)
+    rows, referenced = _label_rows(corpus_ids, reference_roles)
     by_pair: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
     for (s, c), (pair_pk, label) in rows.items():
         by_pair[pair_pk].append((s, c, label))
+    open_cells = _unlabelled_candidates(list(by_pair), by_pair, referenced)
     article_key = {
         pk: f"{corpus_id}:{slug}"
         for pk, corpus_id, slug in DocumentPair.objects.filter(pk__in=list(by_pair)).values_list(
@@ -99,6 +130,9 @@ def collect_labelled_data(
             for s, c, label in sorted(by_pair[plain.pk])
             if s in id_of and c in id_of
         ]
+        unlabelled = {(id_of[s], id_of[c]) for s, c in open_cells.get(plain.pk, ()) if s in id_of and c in id_of}
+        if unlabelled:
+            data.unlabelled[plain.doc.pair_id] = unlabelled
         data.pairs[split].append(plain.doc)
         data.gold[split].extend(gold)
         if article_key[plain.pk] not in data.articles[split]:
@@ -106,13 +140,17 @@ def collect_labelled_data(
     return data
 
 
-def score(aligner: Any, pairs: list[DocPair], gold: list[Alignment]) -> dict[str, Any]:
-    """Task 1 / Task 2 precision, recall and F1 of an aligner on labelled pairs."""
+def score(aligner: Any, pairs: list[DocPair], gold: list[Alignment],
+          unlabelled: dict[str, set[tuple[str, str]]] | None = None) -> dict[str, Any]:
+    """Task 1 / Task 2 precision, recall and F1 of an aligner on labelled pairs. A prediction on an
+    unlabelled candidate of a partial pair (``unlabelled``) is left out: nobody knows if it is right."""
     from alignment_engine import api
 
     if not pairs:
         return {}
-    predicted = [a for rows in aligner.align(pairs) for a in rows]
+    open_cells = unlabelled or {}
+    predicted = [a for rows in aligner.align(pairs) for a in rows
+                 if (a.simple_id, a.complex_id) not in open_cells.get(a.pair_id, ())]
     result = api.evaluate(gold, predicted, pairs)
     return {k: result[k] for k in ("task1", "task2") if k in result} | {"counts": result.get("counts", {})}
 

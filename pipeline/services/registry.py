@@ -60,7 +60,7 @@ def evaluate_baseline(
         raise ValueError(f"{method!r} is not a baseline method")
     data = collect_labelled_data(corpus_ids_for(corpus, language), seed, ratios, reference_roles)
     aligner = api.load_aligner(method)
-    metrics = {split: score(aligner, data.pairs[split], data.gold[split]) for split in SPLITS}
+    metrics = {split: score(aligner, data.pairs[split], data.gold[split], data.unlabelled) for split in SPLITS}
     scope = corpus.name if corpus is not None else f"all {language} corpora"
     config = {"ratios": list(ratios), "reference_roles": list(reference_roles), "corpus": corpus.pk if corpus else None,
               "baseline": True}

@@ -1,6 +1,8 @@
 """Retrain the neural CRF aligner on verified labels, evaluate it, register the version.
 
-1. Labels and their split by article group: :mod:`pipeline.services.labelled_data`.
+1. Labels and their split by article group: :mod:`pipeline.services.labelled_data`, which says per
+   document pair whether its labels are complete or partial (a job chosen by a selection strategy);
+   the unlabelled candidates of a partial pair are marginalised out in training, not read as negatives.
 2. ``alignment_engine.api.train`` on the train split (dev split for tuning), written under
    ``settings.MODELS_DIR``.
 3. The trained model is scored on dev and test (Task 1 and Task 2) and registered as a
@@ -52,10 +54,10 @@ def retrain(
     model_dir = api.train(
         data.pairs["train"], data.gold["train"],
         data.pairs["dev"] or None, data.gold["dev"] or None,
-        out_dir=target, seed=seed, device=device, progress=progress, **(config or {}),
+        out_dir=target, seed=seed, device=device, progress=progress, unlabelled=data.unlabelled, **(config or {}),
     )
     aligner = api.load_aligner("crf", model_dir, device=device)
-    metrics = {split: score(aligner, data.pairs[split], data.gold[split]) for split in ("dev", "test")}
+    metrics = {split: score(aligner, data.pairs[split], data.gold[split], data.unlabelled) for split in ("dev", "test")}
     return ModelVersion.objects.create(
         name=name[:200], method="crf", language=language, path=str(model_dir), job=job,
         config={"train": config or {}, "ratios": list(ratios), "reference_roles": list(reference_roles),

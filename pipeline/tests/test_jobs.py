@@ -156,6 +156,23 @@ def test_retrain_job_page_shows_metrics_and_counts_as_tables(client_for, researc
     assert '<table class="table metrics">' in html and '<td class="num f1">81.8</td>' in html
     assert "The dev split is empty" in html and "{&#x27;" not in html
     assert '<svg' in html and "Labels per split" in html  # the label distribution chart
+    assert "partially labelled pairs" in html and "are partially labelled" not in html  # a column, no note
+
+
+def test_retrain_job_page_says_which_pairs_were_partially_labelled(client_for, researcher) -> None:  # type: ignore[no-untyped-def]
+    job = jobs.create_job(Job.Kind.RETRAIN, {"seed": 0, "config": {}}, total=100)
+    jobs.start(job.pk)
+    row = {"articles": 2, "pairs": 4, "labels": 30, "aligned": 8, "partialAligned": 1, "notAligned": 21}
+    counts = {"train": {**row, "partial_pairs": 3, "unlabelled": 57}, "dev": {**row, "partial_pairs": 1, "unlabelled": 5},
+              "test": dict(row)}
+    jobs.finish(job.pk, result={"model_version": 999, "metrics": {}, "data_counts": counts})
+    html = client_for(researcher).get(reverse("pipeline:job_detail", args=[job.pk])).content.decode()
+    assert "3 document pair(s) of the train split are partially labelled" in html
+    assert "their 57 unlabelled candidates were marginalised out in training" in html
+    assert "their 5 unlabelled candidates were left out of its scores" in html
+    assert "of the test split are partially labelled" not in html
+    body = html.split('<table class="table counts">', 1)[1].split("</table>", 1)[0]
+    assert '<td class="num">57</td>' in body and '<td class="num">62</td>' in body  # train, and the total
 
 
 def test_job_detail_lists_the_chunks_of_its_run(client_for, researcher) -> None:  # type: ignore[no-untyped-def]

@@ -135,3 +135,95 @@ def test_retrain_job_progress_moves_during_cross_fitting(settings, tmp_path, mon
     units = [u for _, _, u in seen]
     assert units[0] < 30 and units[-1] == retrain.TRAIN_LAST
     assert any(m.startswith("cross-fitting fold 1/") for m in messages)
+
+
+def partially_labelled_corpus() -> tuple[Corpus, int, set[tuple[int, int]]]:
+    """``labelled_corpus`` with the labels of half the candidates of one pair removed (a selective job
+    labels only some candidates): (corpus, that pair's pk, its unlabelled (simple pk, complex pk))."""
+    corpus = labelled_corpus()
+    pair = corpus.pairs.order_by("pk").first()
+    assert pair is not None
+    cands = list(CandidatePair.objects.filter(pair=pair).order_by("pk"))
+    gold = expected_alignment(corpus)
+    # drop one aligned and some not-aligned labels: an unlabelled positive must not be read as a negative
+    dropped = [c for c in cands if (c.simple_id, c.complex_id) in gold][:1] + \
+        [c for c in cands if (c.simple_id, c.complex_id) not in gold][:2]
+    VerifiedLabel.objects.filter(candidate__in=dropped).delete()
+    return corpus, pair.pk, {(c.simple_id, c.complex_id) for c in dropped}
+
+
+@pytest.mark.django_db
+def test_partial_pairs_list_their_unlabelled_candidates_and_complete_pairs_none() -> None:
+    from curation.plain import load_plain_pairs
+
+    corpus, pair_pk, dropped = partially_labelled_corpus()
+    data = labelled_data.collect_labelled_data([corpus.pk], seed=0)
+    plain = load_plain_pairs([pair_pk])[0]
+    id_of = {pk: sid for sid, pk in plain.sentence_pk.items()}
+    assert data.unlabelled == {plain.doc.pair_id: {(id_of[s], id_of[c]) for s, c in dropped}}  # the others: complete
+    split = next(s for s in labelled_data.SPLITS if any(p.pair_id == plain.doc.pair_id for p in data.pairs[s]))
+    counts = data.counts()
+    assert counts[split]["partial_pairs"] == 1 and counts[split]["unlabelled"] == len(dropped) == 3
+    assert sum(c["partial_pairs"] for c in counts.values()) == 1
+    # the engine's target for that pair: the unlabelled candidates are open (0), not "not aligned" (-1)
+    import numpy as np
+
+    from alignment_engine.crf_aligner import build_sequences, fit_normalisation, prepare_docs
+    from alignment_engine.crf_config import CRFConfig
+    from alignment_engine.gold import gold_by_pair, known_matrix
+
+    pos, _ = gold_by_pair(data.gold[split])
+    known = known_matrix(plain.doc, pos.get(plain.doc.pair_id, set()), data.unlabelled[plain.doc.pair_id])
+    s_index = {sid: i for i, sid in enumerate(plain.doc.simple_ids())}
+    c_index = {cid: j for j, cid in enumerate(plain.doc.complex_ids())}
+    open_cells = {(s_index[id_of[s]], c_index[id_of[c]]) for s, c in dropped}
+    assert {tuple(int(x) for x in ij) for ij in np.argwhere(known == 0)} == open_cells
+    cfg = CRFConfig(emission="lexical", decoder="rule")
+    docs = prepare_docs([plain.doc], cfg, None)
+    norm = fit_normalisation(docs, cfg.emission, cfg.context_features)
+    seqs = build_sequences(docs, "s2c", cfg, np.asarray(norm["mean"], np.float32), np.asarray(norm["scale"], np.float32),
+                           known=[known])
+    sets = np.zeros(known.shape, dtype=bool)
+    for q in seqs:
+        assert q.partial and q.gold_sets is not None
+        sets[np.ix_(q.rows, q.cols)] = q.gold_sets[:, 1:]
+    for i, j in open_cells:  # a row without a labelled positive may take the unlabelled cell
+        assert sets[i, j] == (not (known[i] == 1).any())
+    assert not sets[known == -1].any()  # never a labelled negative or a non-candidate
+
+
+@pytest.mark.django_db
+def test_retrain_hands_the_partial_pairs_to_training_and_scoring(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from alignment_engine import api
+
+    corpus, _pair_pk, _dropped = partially_labelled_corpus()
+    seen: dict = {}
+    real_train = api.train
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.update(kwargs)
+        return real_train(*args, **kwargs)
+
+    monkeypatch.setattr(api, "train", spy)
+    version = retrain.retrain("en", corpus=corpus, seed=0, config={**TINY, "decoder": "rule", "crf_epochs": 1},
+                              out_dir=tmp_path / "m", device="cpu")
+    data = labelled_data.collect_labelled_data([corpus.pk], seed=0)
+    assert seen["unlabelled"] == data.unlabelled and len(data.unlabelled) == 1
+    total_partial = sum(version.data_counts[s]["partial_pairs"] for s in labelled_data.SPLITS)
+    assert total_partial == 1 and sum(version.data_counts[s]["unlabelled"] for s in labelled_data.SPLITS) == 3
+
+
+def test_scoring_leaves_predictions_on_unlabelled_candidates_out() -> None:
+    from alignment_engine.types import Alignment, DocPair
+
+    pair = DocPair("x", [["A b c.", "D e f."]], [["A b.", "D e."]])
+    s, c = pair.simple_ids(), pair.complex_ids()
+
+    class Fixed:
+        def align(self, pairs):  # type: ignore[no-untyped-def]
+            return [[Alignment("aligned", s[0], c[0]), Alignment("aligned", s[1], c[0])]]
+
+    gold = [Alignment("aligned", s[0], c[0]), Alignment("notAligned", s[0], c[1])]
+    plain = labelled_data.score(Fixed(), [pair], gold)
+    partial = labelled_data.score(Fixed(), [pair], gold, {"x": {(s[1], c[0])}})
+    assert plain["task1"]["precision"] == 0.5 and partial["task1"]["precision"] == 1.0

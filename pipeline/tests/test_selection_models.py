@@ -87,3 +87,18 @@ def test_versions_and_directions(promoted, tmp_path, client, researcher) -> None
     with pytest.raises(job_setup.JobError, match="without posterior marginals"):
         job_setup.create_job(name="bad", corpus=corpus, created_by=None, settings=job_setup.JobSettings(
             selection=selection.Selection("versions", budget=4, second_version=baseline.pk)))
+
+
+def test_a_mixed_batch_draws_a_random_share(promoted) -> None:  # type: ignore[no-untyped-def]
+    corpus, _ = promoted
+    job = job_setup.create_job(name="mixed", corpus=corpus, created_by=None, settings=job_setup.JobSettings(
+        selection=selection.Selection("margin", budget=6, per_document=3, random_share=0.5, seed=2)))
+    reasons = list(job.items.values_list("selection_reason", flat=True))
+    assert len(reasons) == 6 and sum(r.startswith("random share (seed 2); P(aligned) ") for r in reasons) == 3
+    assert sum(r.startswith("P(aligned) ") for r in reasons) == 3
+    assert max(Counter(job.items.values_list("candidate__pair_id", flat=True)).values()) <= 3
+    assert job.selection["random_share"] == 0.5
+    with pytest.raises(selection.SelectionError, match="random share"):
+        selection.Selection("random", budget=3, random_share=0.5)
+    with pytest.raises(selection.SelectionError, match="between 0 and 1"):
+        selection.Selection("margin", budget=3, random_share=2.0)

@@ -37,6 +37,8 @@ class Command(BaseCommand):
         parser.add_argument("--budget", type=int, default=None, help="with --select: how many pairs")
         parser.add_argument("--per-document", type=int, default=None, help="with --select: cap per document pair")
         parser.add_argument("--second-version", type=int, default=None, help="--select versions: the other model version id")
+        parser.add_argument("--random-share", type=float, default=0.0,
+                            help="with an uncertainty --select: share of the budget drawn at random (0-1)")
         parser.add_argument("--seed", type=int, default=0)
         gold = parser.add_mutually_exclusive_group()
         gold.add_argument("--gold-tsv", type=Path, help="label, simple_id, complex_id, explanation")
@@ -60,7 +62,8 @@ class Command(BaseCommand):
             elif opts["gold_verified"]:
                 gold = job_setup.gold_from_verified(pairs)
             chosen = selection.Selection(strategy=opts["select"], budget=opts["budget"], per_document=opts["per_document"],
-                                         seed=opts["seed"], second_version=opts["second_version"])
+                                         seed=opts["seed"], second_version=opts["second_version"],
+                                         random_share=opts["random_share"])
             settings = job_setup.JobSettings(
                 judgments_per_pair=opts["judgments"], test_question_every=opts["test_every"], min_seconds=opts["min_seconds"],
                 accuracy_threshold=opts["threshold"], min_test_questions=opts["min_tests"], top_k=opts["top_k"],

@@ -1,0 +1,136 @@
+"""Partial labels (a selective labeling job): unlabelled candidates are marginalised out in CRF training.
+
+A document pair whose labels are partial has a *known* matrix (1 labelled positive, 0 unlabelled,
+-1 not aligned). Its sequences carry label sets: a step with a labelled positive must take one of
+its labelled positives, any other step null or an unlabelled cell, never a labelled negative. A
+complete pair trains exactly as before.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import torch
+
+from alignment_engine import crf
+from alignment_engine.crf_aligner import (
+    BiCRF,
+    build_sequences,
+    collate,
+    feature_names,
+    fit_normalisation,
+    partial_gold_sets,
+    prepare_docs,
+    sequence_log_likelihood,
+)
+from alignment_engine.crf_config import CRFConfig
+from alignment_engine.gold import gold_matrix, known_matrix
+from alignment_engine.training import train_model
+from alignment_engine.types import Alignment, DocPair
+
+CFG = CRFConfig(emission="lexical", decoder="rule", crf_epochs=2, hidden=8, transition_hidden=4)
+
+
+def _pair() -> DocPair:
+    return DocPair("p", [["The cat sat on the mat today.", "It was very happy there.", "Dogs bark loudly."]],
+                   [["The cat sat on the mat.", "It was happy.", "Dogs bark."]])
+
+
+def _setup() -> tuple[DocPair, list[str], list[str], np.ndarray]:
+    pair = _pair()
+    s, c = pair.simple_ids(), pair.complex_ids()
+    # simple 0 -> complex 0 labelled aligned; simple 1: (1, 1) and (1, 2) unlabelled candidates,
+    # (1, 0) labelled not aligned; simple 2: nothing labelled, (2, 2) an unlabelled candidate
+    known = known_matrix(pair, [Alignment("aligned", s[0], c[0])], [(s[1], c[1]), (s[1], c[2]), (s[2], c[2]),
+                                                                     (s[0], c[0])])
+    return pair, s, c, known
+
+
+def test_known_matrix_marks_positives_unlabelled_cells_and_negatives() -> None:
+    pair, s, c, known = _setup()
+    assert known.tolist() == [[1, -1, -1], [-1, 0, 0], [-1, -1, 0]]  # a positive listed as unlabelled stays 1
+    # no unlabelled cells: the complete gold matrix with -1 for not aligned
+    full = known_matrix(pair, [Alignment("aligned", s[0], c[0])], [])
+    assert ((full == 1) == (gold_matrix(pair, [(s[0], c[0])]) == 1)).all() and (full[full != 1] == -1).all()
+
+
+def test_partial_sequences_open_the_unlabelled_cells_only() -> None:
+    pair, s, c, known = _setup()
+    docs = prepare_docs([pair], CFG, None)
+    norm = fit_normalisation(docs, CFG.emission, CFG.context_features)
+    mean, scale = np.asarray(norm["mean"], np.float32), np.asarray(norm["scale"], np.float32)
+    s2c = build_sequences(docs, "s2c", CFG, mean, scale, known=[known])
+    assert len(s2c) == 1 and s2c[0].partial
+    # columns: label 0 = null, then complex 0, 1, 2
+    assert s2c[0].gold_sets is not None
+    assert s2c[0].gold_sets.tolist() == [
+        [False, True, False, False],  # a labelled positive: only it
+        [True, False, True, True],  # null or an unlabelled cell, never the labelled negative (1, 0)
+        [True, False, False, True],  # nothing labelled: null or its one unlabelled candidate
+    ]
+    assert s2c[0].gold is not None and s2c[0].gold.tolist() == [1, 0, 0]
+    c2s = build_sequences(docs, "c2s", CFG, mean, scale, known=[known])
+    assert c2s[0].partial and c2s[0].gold_sets is not None
+    assert c2s[0].gold_sets.tolist() == [
+        [False, True, False, False],  # complex 0 -> simple 0, labelled
+        [True, False, True, False],  # complex 1: null or simple 1 (unlabelled)
+        [True, False, True, True],  # complex 2: null, simple 1 or simple 2 (both unlabelled)
+    ]
+    # the same document with complete labels: the gold matrix's sets, not partial
+    complete = build_sequences(docs, "s2c", CFG, mean, scale, gold=[(known == 1).astype(np.int64)])
+    assert not complete[0].partial and complete[0].gold_sets is not None
+    assert complete[0].gold_sets.tolist() == [[False, True, False, False], [True, False, False, False],
+                                              [True, False, False, False]]
+
+
+def test_an_impossible_step_falls_back_to_null() -> None:
+    sets = partial_gold_sets(np.array([[1, 0]], dtype=np.int8), np.array([[False, True]]))
+    assert sets.tolist() == [[True, False, False]]  # the positive is not an allowed label: null, not an empty set
+
+
+def test_partial_sequences_are_marginalised_and_complete_ones_unchanged() -> None:
+    pair, _s, _c, known = _setup()
+    docs = prepare_docs([pair, pair], CFG, None)
+    norm = fit_normalisation(docs, CFG.emission, CFG.context_features)
+    mean, scale = np.asarray(norm["mean"], np.float32), np.asarray(norm["scale"], np.float32)
+    gold = [(known == 1).astype(np.int64)] * 2
+    seqs = build_sequences(docs, "s2c", CFG, mean, scale, gold=gold, known=[known, None])
+    assert [q.partial for q in seqs] == [True, False]
+    torch.manual_seed(0)
+    model = BiCRF(len(feature_names(CFG.emission, CFG.context_features)), 8, 4)
+    batch = collate(seqs, torch.device("cpu"))
+    assert batch.partial.tolist() == [True, False]
+    emis, trans, start = model.s2c(batch)
+    ll = sequence_log_likelihood(emis, trans, start, batch, "best")
+    best = crf.log_likelihood(emis, trans, batch.gold, start=start, step_mask=batch.step_mask,
+                              label_mask=batch.label_mask)
+    constrained = crf.log_partition(emis, trans, start=start, step_mask=batch.step_mask,
+                                    label_mask=batch.gold_sets & batch.label_mask, require_null=False) - \
+        crf.log_partition(emis, trans, start=start, step_mask=batch.step_mask, label_mask=batch.label_mask)
+    assert torch.allclose(ll[0], constrained[0]) and torch.equal(ll[1], best[1])  # complete: as before
+    # marginalising: the labelled path (unlabelled cells read as null) is one of the paths summed over
+    assert float(ll[0].detach()) > float(best[0].detach()) + 1e-4
+    # a batch of complete sequences only takes the old path exactly
+    only_complete = collate([seqs[1]], torch.device("cpu"))
+    e2, t2, s2 = model.s2c(only_complete)
+    assert torch.equal(sequence_log_likelihood(e2, t2, s2, only_complete, "best"),
+                       crf.log_likelihood(e2, t2, only_complete.gold, start=s2, step_mask=only_complete.step_mask,
+                                          label_mask=only_complete.label_mask))
+
+
+def test_train_model_marks_the_unlabelled_pairs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pair = _pair()
+    other = DocPair("q", [["Rain fell over the city for days.", "People stayed inside their houses."]],
+                    [["It rained for days.", "People stayed inside."]])
+    s, c = pair.simple_ids(), pair.complex_ids()
+    gold = [Alignment("aligned", s[0], c[0]), Alignment("notAligned", s[1], c[0]),
+            Alignment("aligned", other.simple_ids()[0], other.complex_ids()[0]),
+            Alignment("aligned", other.simple_ids()[1], other.complex_ids()[1])]
+    full = train_model([pair, other], gold, out_dir=tmp_path / "full", seed=1, device="cpu", config=CFG)
+    part = train_model([pair, other], gold, out_dir=tmp_path / "part", seed=1, device="cpu", config=CFG,
+                       unlabelled={"p": {(s[1], c[1]), (s[2], c[2])}})
+    meta_full = json.loads((full / "model.json").read_text())
+    meta_part = json.loads((part / "model.json").read_text())
+    assert meta_full["data"]["train_partial_pairs"] == 0 and meta_part["data"]["train_partial_pairs"] == 1
+    assert meta_full["crf"]["loss"] != meta_part["crf"]["loss"]  # the unlabelled cells changed the target
