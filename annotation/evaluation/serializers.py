@@ -144,3 +144,39 @@ class ResultsSerializer(serializers.Serializer):  # type: ignore[type-arg]
     controls = serializers.DictField()
     metrics = MetricsSerializer(many=True)
     correlations = CorrelationSerializer(many=True)
+
+
+class StudyLedgerRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    rater = serializers.CharField()
+    pages_served = serializers.IntegerField(help_text="pages ever served to the rater (expired reservations included)")
+    pages_answered = serializers.IntegerField()
+    ratings = serializers.IntegerField(help_text="ratings of system outputs (one version, one dimension), valid or not")
+    valid_ratings = serializers.IntegerField()
+    discarded = serializers.IntegerField(help_text="ratings set apart when the rater was excluded")
+    control_ratings = serializers.IntegerField(help_text="ratings of controls (slider studies), paid like test answers")
+    seconds = serializers.FloatField(help_text="time on task measured by the server")
+    cost = serializers.CharField(help_text="decimal, in the ledger's currency")
+    excluded = serializers.BooleanField()
+
+
+class StudyLedgerTotalSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    pages_served = serializers.IntegerField()
+    pages_answered = serializers.IntegerField()
+    ratings = serializers.IntegerField()
+    valid_ratings = serializers.IntegerField()
+    discarded = serializers.IntegerField()
+    control_ratings = serializers.IntegerField()
+    seconds = serializers.FloatField()
+    cost = serializers.CharField()
+
+
+class StudyLedgerSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    currency = serializers.CharField()
+    pay_per_judgment = serializers.CharField(help_text="decimal: paid per rating, control ratings included")
+    pay_per_hour = serializers.CharField(help_text="decimal: paid per hour on task")
+    total = StudyLedgerTotalSerializer()
+    items = serializers.IntegerField()
+    items_complete = serializers.IntegerField(help_text="items with raters_per_item valid pages")
+    cost_per_valid_rating = serializers.CharField(allow_null=True)
+    cost_per_item = serializers.CharField(allow_null=True, help_text="total cost per item fully rated")
+    raters = StudyLedgerRowSerializer(many=True)
