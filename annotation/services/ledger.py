@@ -54,7 +54,9 @@ def money(value: Decimal | None) -> str | None:
 
 
 def pay_terms(pay: PaySettings | Any) -> dict[str, str]:
-    return {"currency": pay.currency, "pay_per_judgment": str(pay.pay_per_judgment), "pay_per_hour": str(pay.pay_per_hour)}
+    """The pay settings as JSON, at the fields' precision (0.0300 per answer, 12.00 per hour)."""
+    return {"currency": pay.currency, "pay_per_judgment": str(Decimal(pay.pay_per_judgment).quantize(UNIT)),
+            "pay_per_hour": str(Decimal(pay.pay_per_hour).quantize(CENT))}
 
 
 R = TypeVar("R")
