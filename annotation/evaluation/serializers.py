@@ -6,6 +6,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.models import Study
+from annotation.serializers import OnTaskSerializer, PayTermsSerializer
 
 
 class StudySerializer(serializers.ModelSerializer[Study]):
@@ -146,34 +147,22 @@ class ResultsSerializer(serializers.Serializer):  # type: ignore[type-arg]
     correlations = CorrelationSerializer(many=True)
 
 
-class StudyLedgerRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    rater = serializers.CharField()
-    pages_served = serializers.IntegerField(help_text="pages ever served to the rater (expired reservations included)")
+class StudyLedgerTotalSerializer(OnTaskSerializer):
+    pages_served = serializers.IntegerField(help_text="pages ever served (expired reservations included)")
     pages_answered = serializers.IntegerField()
     ratings = serializers.IntegerField(help_text="ratings of system outputs (one version, one dimension), valid or not")
     valid_ratings = serializers.IntegerField()
-    discarded = serializers.IntegerField(help_text="ratings set apart when the rater was excluded")
+    discarded = serializers.IntegerField(help_text="ratings set apart when their rater was excluded")
     control_ratings = serializers.IntegerField(help_text="ratings of controls (slider studies), paid like test answers")
-    seconds = serializers.FloatField(help_text="time on task measured by the server")
-    cost = serializers.CharField(help_text="decimal, in the ledger's currency")
+
+
+class StudyLedgerRowSerializer(StudyLedgerTotalSerializer):
+    rater = serializers.CharField()
     excluded = serializers.BooleanField()
 
 
-class StudyLedgerTotalSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    pages_served = serializers.IntegerField()
-    pages_answered = serializers.IntegerField()
-    ratings = serializers.IntegerField()
-    valid_ratings = serializers.IntegerField()
-    discarded = serializers.IntegerField()
-    control_ratings = serializers.IntegerField()
-    seconds = serializers.FloatField()
-    cost = serializers.CharField()
-
-
-class StudyLedgerSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    currency = serializers.CharField()
+class StudyLedgerSerializer(PayTermsSerializer):
     pay_per_judgment = serializers.CharField(help_text="decimal: paid per rating, control ratings included")
-    pay_per_hour = serializers.CharField(help_text="decimal: paid per hour on task")
     total = StudyLedgerTotalSerializer()
     items = serializers.IntegerField()
     items_complete = serializers.IntegerField(help_text="items with raters_per_item valid pages")

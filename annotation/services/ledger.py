@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from django.db.models import Count, Q, Sum
 
@@ -59,33 +59,67 @@ def pay_terms(pay: PaySettings | Any) -> dict[str, str]:
             "pay_per_hour": str(Decimal(pay.pay_per_hour).quantize(CENT))}
 
 
-R = TypeVar("R")
+class OnTask:
+    """A ledger row: it measures ``seconds`` on task and costs ``cost``; hours are derived."""
+
+    seconds: float
+    cost: Decimal
+
+    @property
+    def hours(self) -> float:
+        return self.seconds / 3600
 
 
-def summed(rows: Sequence[R], template: R) -> R:
+Row = TypeVar("Row", bound=OnTask)
+
+
+def summed(rows: Sequence[Row], template: Row) -> Row:
     """``template`` with every number field (int, float, Decimal; not bool) replaced by its sum over ``rows``."""
-    sums = {f.name: sum((getattr(r, f.name) for r in rows), type(getattr(template, f.name))(0))
-            for f in fields(template)  # type: ignore[arg-type]
-            if isinstance(getattr(template, f.name), (int, float, Decimal)) and not isinstance(getattr(template, f.name), bool)}
-    return replace(template, **sums)  # type: ignore[type-var]
+    numbers = [f.name for f in fields(template)  # type: ignore[arg-type]
+               if isinstance(getattr(template, f.name), (int, float, Decimal)) and not isinstance(getattr(template, f.name), bool)]
+    return replace(template, **{n: sum((getattr(r, n) for r in rows), type(getattr(template, n))(0)) for n in numbers})  # type: ignore[type-var]
 
 
-def row_dict(row: Any, drop: tuple[str, ...] = ()) -> dict[str, Any]:
+def row_dict(row: OnTask, drop: tuple[str, ...] = ()) -> dict[str, Any]:
     """A ledger row as JSON: cost as a decimal string, seconds to 0.1 s, ``drop`` left out."""
-    d = {k: v for k, v in asdict(row).items() if k not in drop}
+    d = {k: v for k, v in asdict(row).items() if k not in drop}  # type: ignore[call-overload]
     d["cost"] = str(row.cost)
     d["seconds"] = round(row.seconds, 1)
     return d
 
 
-class OnTask:
-    """Rows that measure ``seconds`` on task also show hours."""
+@dataclass
+class CostLedger(Generic[Row]):
+    """Pay terms and one row per person; the total is derived from the rows, never stored beside
+    them. Subclasses name their rows (``row_type``: its first field is the person, ``people``: the
+    JSON key of the rows, ``flags``: per-person fields the total leaves out) and add ``figures``."""
 
-    seconds: float
+    currency: str
+    pay_per_judgment: Decimal
+    pay_per_hour: Decimal
+    rows: list[Row] = field(default_factory=list)
+
+    row_type: ClassVar[type[Any]]
+    people: ClassVar[str]
+    flags: ClassVar[tuple[str, ...]]
 
     @property
-    def hours(self) -> float:
-        return self.seconds / 3600
+    def total(self) -> Row:
+        """The sum of the rows."""
+        return summed(self.rows, self.row_type("total"))
+
+    def figures(self) -> dict[str, Any]:
+        """The ledger's own JSON figures beside the total (costs per unit, what they divide by)."""
+        return {}
+
+    def as_dict(self, per_person: bool = True) -> dict[str, Any]:
+        """JSON-ready: money as strings with their currency (exact decimals), seconds rounded; an
+        export leaves the people out (``per_person=False``: no per-person pay)."""
+        person = fields(self.row_type)[0].name
+        out: dict[str, Any] = {**pay_terms(self), "total": row_dict(self.total, drop=(person, *self.flags)), **self.figures()}
+        if per_person:
+            out[self.people] = [row_dict(r) for r in self.rows]
+        return out
 
 
 @dataclass
@@ -100,41 +134,26 @@ class LedgerRow(OnTask):
     removed: bool = False
 
 
-@dataclass
-class Ledger:
+@dataclass(kw_only=True)
+class Ledger(CostLedger[LedgerRow]):
     job_id: int
-    currency: str
-    pay_per_judgment: Decimal
-    pay_per_hour: Decimal
-    rows: list[LedgerRow] = field(default_factory=list)
     verified_pairs: int = 0
 
-    @property
-    def total(self) -> LedgerRow:
-        """The sum of the annotators' rows (derived, never stored beside them)."""
-        return summed(self.rows, LedgerRow("total"))
+    row_type = LedgerRow
+    people = "annotators"
+    flags = ("removed",)
 
     @property
     def cost_per_valid_judgment(self) -> Decimal | None:
-        total = self.total
-        return per_unit(total.cost, total.valid_judgments)
+        return per_unit(self.total.cost, self.total.valid_judgments)
 
     @property
     def cost_per_verified_pair(self) -> Decimal | None:
         return per_unit(self.total.cost, self.verified_pairs)
 
-    def as_dict(self, per_annotator: bool = True) -> dict[str, Any]:
-        """JSON-ready: money as strings with their currency (exact decimals), seconds rounded."""
-        out: dict[str, Any] = {
-            **pay_terms(self),
-            "total": row_dict(self.total, drop=("annotator", "removed")),
-            "verified_pairs": self.verified_pairs,
-            "cost_per_valid_judgment": money(self.cost_per_valid_judgment),
-            "cost_per_verified_pair": money(self.cost_per_verified_pair),
-        }
-        if per_annotator:
-            out["annotators"] = [row_dict(r) for r in self.rows]
-        return out
+    def figures(self) -> dict[str, Any]:
+        return {"verified_pairs": self.verified_pairs, "cost_per_valid_judgment": money(self.cost_per_valid_judgment),
+                "cost_per_verified_pair": money(self.cost_per_verified_pair)}
 
 
 def job_ledger(job: LabelingJob, names: dict[int, str] | None = None) -> Ledger:
@@ -159,7 +178,7 @@ def job_ledger(job: LabelingJob, names: dict[int, str] | None = None) -> Ledger:
         usernames[uid] = username
         row = rows.setdefault(uid, LedgerRow(""))
         row.test_answers, row.removed = tests, removed
-    ledger = Ledger(job.pk, job.currency, Decimal(job.pay_per_judgment), Decimal(job.pay_per_hour))
+    ledger = Ledger(job.currency, Decimal(job.pay_per_judgment), Decimal(job.pay_per_hour), job_id=job.pk)
     for uid in sorted(rows, key=lambda u: usernames.get(u, "")):
         row = rows[uid]
         if not (row.judgments or row.test_answers):

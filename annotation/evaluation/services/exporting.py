@@ -155,7 +155,7 @@ def _card(study: Study, res: results.StudyResults, valid: list[dict[str, Any]], 
         "agreement": res.as_dict()["agreement"],
         "metrics": [x.as_dict() for x in res.metrics],
         "positions": res.positions,
-        "annotation_cost": ledger.study_ledger(study).as_dict(per_rater=False),  # totals only: no per-person pay
+        "annotation_cost": ledger.study_ledger(study).as_dict(per_person=False),  # totals only: no per-person pay
         "files": files,
     }
 

@@ -24,14 +24,14 @@ For researchers only: rows name raters (the study's pages and API for raters nev
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from django.db.models import Count, Q, Sum
 
 from annotation.models import EvalPage, Rating, Study, StudyRater
-from annotation.services.ledger import OnTask, cost_of, money, pay_terms, per_unit, row_dict, summed
+from annotation.services.ledger import CostLedger, OnTask, cost_of, money, per_unit
 
 
 @dataclass
@@ -48,43 +48,27 @@ class StudyLedgerRow(OnTask):
     excluded: bool = False
 
 
-@dataclass
-class StudyLedger:
+@dataclass(kw_only=True)
+class StudyLedger(CostLedger[StudyLedgerRow]):
     study_id: int
-    currency: str
-    pay_per_judgment: Decimal
-    pay_per_hour: Decimal
-    rows: list[StudyLedgerRow] = field(default_factory=list)
     items: int = 0
     items_complete: int = 0
 
-    @property
-    def total(self) -> StudyLedgerRow:
-        """The sum of the raters' rows (derived, never stored beside them)."""
-        return summed(self.rows, StudyLedgerRow("total"))
+    row_type = StudyLedgerRow
+    people = "raters"
+    flags = ("excluded",)
 
     @property
     def cost_per_valid_rating(self) -> Decimal | None:
-        total = self.total
-        return per_unit(total.cost, total.valid_ratings)
+        return per_unit(self.total.cost, self.total.valid_ratings)
 
     @property
     def cost_per_item(self) -> Decimal | None:
         return per_unit(self.total.cost, self.items_complete)
 
-    def as_dict(self, per_rater: bool = True) -> dict[str, Any]:
-        """JSON-ready, in the labeling ledger's shape: money as exact decimal strings, seconds rounded."""
-        out: dict[str, Any] = {
-            **pay_terms(self),
-            "total": row_dict(self.total, drop=("rater", "excluded")),
-            "items": self.items,
-            "items_complete": self.items_complete,
-            "cost_per_valid_rating": money(self.cost_per_valid_rating),
-            "cost_per_item": money(self.cost_per_item),
-        }
-        if per_rater:
-            out["raters"] = [row_dict(r) for r in self.rows]
-        return out
+    def figures(self) -> dict[str, Any]:
+        return {"items": self.items, "items_complete": self.items_complete,
+                "cost_per_valid_rating": money(self.cost_per_valid_rating), "cost_per_item": money(self.cost_per_item)}
 
 
 def study_ledger(study: Study) -> StudyLedger:
@@ -108,7 +92,7 @@ def study_ledger(study: Study) -> StudyLedger:
         row.ratings, row.valid_ratings, row.control_ratings = c["system"], c["valid"], c["control"]
         row.discarded = c["system"] - c["valid"]
     items = study.items.all()
-    book = StudyLedger(study.pk, study.currency, Decimal(study.pay_per_judgment), Decimal(study.pay_per_hour),
+    book = StudyLedger(study.currency, Decimal(study.pay_per_judgment), Decimal(study.pay_per_hour), study_id=study.pk,
                        items=items.count(), items_complete=items.filter(ratings_count__gte=study.raters_per_item).count())
     for row in sorted(rows.values(), key=lambda r: r.rater):
         if not (row.pages_served or row.pages_answered or row.ratings or row.control_ratings):

@@ -142,7 +142,7 @@ def test_export_card_holds_the_ledger_totals(make_user, tmp_path, settings):
     folder, card = exporting.export_study(study, n_boot=200)
     book = ledger.study_ledger(study)
     on_disk = json.loads((folder / "card.json").read_text())
-    assert on_disk["annotation_cost"] == card["annotation_cost"] == json.loads(json.dumps(book.as_dict(per_rater=False)))
+    assert on_disk["annotation_cost"] == card["annotation_cost"] == json.loads(json.dumps(book.as_dict(per_person=False)))
     assert "raters" not in on_disk["annotation_cost"]  # no per-person pay in an export
     readme = (folder / "README.md").read_text()
     assert "## Cost ledger" in readme and f"| cost | {book.total.cost} EUR |" in readme
