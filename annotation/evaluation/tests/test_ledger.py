@@ -219,9 +219,16 @@ def test_simulate_and_ledger_from_the_command_line():
     book = ledger.study_ledger(study)
     assert f"cost {book.total.cost} EUR" in sim and f"{book.total.ratings} ratings" in sim and book.total.pages_answered == 18
     run("exclude", str(study.pk), "--rater", "sim-rater-0")
+    excluded = ledger.study_ledger(study)
+    assert excluded.total.cost == book.total.cost and excluded.total.discarded > 0  # exclusion discards, the pay stays spent
+    assert excluded.items_complete < excluded.items  # the excluded rater's items went back to the queue
+    # a second run (its raters' clocks resume where the first left them; the excluded rater is skipped) completes them
+    again = run("simulate", str(study.pk), "--raters", "5")
     text = run("ledger", str(study.pk))
     after = ledger.study_ledger(study)
-    assert after.total.cost == book.total.cost and after.total.discarded > 0  # exclusion discards, the pay stays spent
+    assert "submitted 0 pages" not in again and after.items_complete == after.items == 6
+    assert after.total.pages_answered > 18 and after.rows[0].pages_answered == excluded.rows[0].pages_answered
+    assert after.total.cost > book.total.cost and after.cost_per_item == (after.total.cost / 6).quantize(Decimal("0.0001"))
     assert f"total\t{after.total.pages_served}\t{after.total.pages_answered}\t{after.total.ratings}\t{after.total.discarded}" in text
     data = json.loads(run("ledger", str(study.pk), "--json"))
     assert data["total"]["discarded"] == after.total.discarded and len(data["raters"]) == 5

@@ -206,9 +206,9 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(book.as_dict(), indent=2))
             return
         self.stdout.write("rater\tserved\tanswered\tratings\tdiscarded\tcontrols\thours\tcost\texcluded")
-        for r in [*book.rows, book.total]:
+        for r, excluded in [*((r, "yes" if r.excluded else "no") for r in book.rows), (book.total, "")]:
             self.stdout.write(f"{r.rater}\t{r.pages_served}\t{r.pages_answered}\t{r.ratings}\t{r.discarded}\t{r.control_ratings}\t"
-                              f"{r.hours:.2f}\t{r.cost}\t{'yes' if r.excluded else 'no'}")
+                              f"{r.hours:.2f}\t{r.cost}\t{excluded}")
         self._ledger_summary(book)
 
     def do_results(self, opts: dict[str, Any]) -> None:
