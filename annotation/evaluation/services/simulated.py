@@ -59,8 +59,10 @@ def run(study: Study, raters: list[SimulatedRater], quality: dict[str, float], s
     system_of = dict(EvalOutput.objects.filter(item__study=study).values_list("pk", "system"))
     submitted = 0
     # each rater's simulated time of their last answer, from an earlier run too (its clock ran ahead of the real one)
-    clock: dict[str, datetime] = dict(StudyRater.objects.filter(study=study, rater__username__in=[r.username for r in raters],
-                                                                last_answer_at__isnull=False).values_list("rater__username", "last_answer_at"))
+    clock: dict[str, datetime] = {
+        name: at for name, at in StudyRater.objects.filter(study=study, rater__username__in=[r.username for r in raters])
+        .values_list("rater__username", "last_answer_at") if at is not None
+    }
     active = list(users)
     while active and submitted < max_pages:
         still = []
