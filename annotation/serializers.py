@@ -82,6 +82,8 @@ class PayTermsSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class LedgerTotalSerializer(OnTaskSerializer):
+    """A labeling job's ledger summed over its annotators."""
+
     judgments = serializers.IntegerField()
     valid_judgments = serializers.IntegerField()
     discarded = serializers.IntegerField(help_text="judgments invalidated when the annotator was removed")
@@ -89,11 +91,15 @@ class LedgerTotalSerializer(OnTaskSerializer):
 
 
 class LedgerRowSerializer(LedgerTotalSerializer):
+    """One annotator's line of a labeling job's ledger."""
+
     annotator = serializers.CharField()
     removed = serializers.BooleanField()
 
 
 class LedgerSerializer(PayTermsSerializer):
+    """A labeling job's annotation cost ledger."""
+
     pay_per_judgment = serializers.CharField(help_text="decimal: paid per answer, test questions included")
     total = LedgerTotalSerializer()
     verified_pairs = serializers.IntegerField()

@@ -148,6 +148,8 @@ class ResultsSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class StudyLedgerTotalSerializer(OnTaskSerializer):
+    """A study's ledger summed over its raters."""
+
     pages_served = serializers.IntegerField(help_text="pages ever served (expired reservations included)")
     pages_answered = serializers.IntegerField()
     ratings = serializers.IntegerField(help_text="ratings of system outputs (one version, one dimension), valid or not")
@@ -157,11 +159,15 @@ class StudyLedgerTotalSerializer(OnTaskSerializer):
 
 
 class StudyLedgerRowSerializer(StudyLedgerTotalSerializer):
+    """One rater's line of a study's ledger."""
+
     rater = serializers.CharField()
     excluded = serializers.BooleanField()
 
 
 class StudyLedgerSerializer(PayTermsSerializer):
+    """A human-evaluation study's cost ledger."""
+
     pay_per_judgment = serializers.CharField(help_text="decimal: paid per rating, control ratings included")
     total = StudyLedgerTotalSerializer()
     items = serializers.IntegerField()
