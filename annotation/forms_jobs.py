@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 
 from annotation.models import LabelingJob
+from annotation.models.pay import pay_form_field
 from annotation.services import job_setup
 from annotation.services import selection as job_selection
 from curation.models import Corpus
@@ -53,12 +54,9 @@ class JobForm(forms.Form):
     gold_file = forms.FileField(required=False, label="Gold TSV")
     max_tests = forms.IntegerField(min_value=0, max_value=5000, initial=50, label="At most this many test questions")
     instructions = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), label="Extra instructions")
-    pay_per_judgment = forms.DecimalField(min_value=0, max_digits=10, decimal_places=4, initial=0, required=False,
-                                          help_text="paid per answer (test questions included)")
-    pay_per_hour = forms.DecimalField(min_value=0, max_digits=10, decimal_places=2, initial=0, required=False,
-                                      help_text="paid per hour on task, as the server measures it")
-    currency = forms.RegexField(regex=r"^[A-Z]{3}$", initial="USD", max_length=3, required=False,
-                                help_text="ISO 4217 code, e.g. USD, EUR")
+    pay_per_judgment = pay_form_field("pay_per_judgment", "paid per answer (test questions included)")
+    pay_per_hour = pay_form_field("pay_per_hour", "paid per hour on task, as the server measures it")
+    currency = pay_form_field("currency")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -67,30 +67,40 @@ class MyStatsSerializer(serializers.Serializer):  # type: ignore[type-arg]
     page_size = serializers.IntegerField()
 
 
-class LedgerRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    annotator = serializers.CharField()
+class OnTaskSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    """What every cost-ledger row and total ends with (``annotation.services.ledger.OnTask``)."""
+
+    seconds = serializers.FloatField(help_text="time on task measured by the server")
+    cost = serializers.CharField(help_text="decimal, in the ledger's currency")
+
+
+class PayTermsSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    """The pay settings at the head of every cost ledger (``pay_per_judgment`` is named by each ledger)."""
+
+    currency = serializers.CharField()
+    pay_per_hour = serializers.CharField(help_text="decimal: paid per hour on task")
+
+
+class LedgerTotalSerializer(OnTaskSerializer):
+    """A labeling job's ledger summed over its annotators."""
+
     judgments = serializers.IntegerField()
     valid_judgments = serializers.IntegerField()
     discarded = serializers.IntegerField(help_text="judgments invalidated when the annotator was removed")
     test_answers = serializers.IntegerField()
-    seconds = serializers.FloatField(help_text="time on task measured by the server")
-    cost = serializers.CharField(help_text="decimal, in the ledger's currency")
+
+
+class LedgerRowSerializer(LedgerTotalSerializer):
+    """One annotator's line of a labeling job's ledger."""
+
+    annotator = serializers.CharField()
     removed = serializers.BooleanField()
 
 
-class LedgerTotalSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    judgments = serializers.IntegerField()
-    valid_judgments = serializers.IntegerField()
-    discarded = serializers.IntegerField()
-    test_answers = serializers.IntegerField()
-    seconds = serializers.FloatField()
-    cost = serializers.CharField()
+class LedgerSerializer(PayTermsSerializer):
+    """A labeling job's annotation cost ledger."""
 
-
-class LedgerSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    currency = serializers.CharField()
     pay_per_judgment = serializers.CharField(help_text="decimal: paid per answer, test questions included")
-    pay_per_hour = serializers.CharField(help_text="decimal: paid per hour on task")
     total = LedgerTotalSerializer()
     verified_pairs = serializers.IntegerField()
     cost_per_valid_judgment = serializers.CharField(allow_null=True)

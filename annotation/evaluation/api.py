@@ -1,5 +1,5 @@
 """REST API of evaluation studies: studies, next page, answers (throttled with the labeling
-answers' scope), own progress, and results (researchers). A page is found by its token *and*
+answers' scope), own progress, results and the cost ledger (researchers). A page is found by its token *and*
 its rater; a rater's JSON never names a system."""
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from annotation.evaluation.serializers import (
     PageResultSerializer,
     PageSerializer,
     ResultsSerializer,
+    StudyLedgerSerializer,
     StudySerializer,
 )
-from annotation.evaluation.services import assignment, presenting, rating, results
+from annotation.evaluation.services import assignment, ledger, presenting, rating, results
 from annotation.models import Study, StudyRater
 from annotation.serializers import ErrorSerializer
 from annotation.views_label import user_of
@@ -87,6 +88,14 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet[Study]):
         """Scores, intervals, pairwise tests, agreement, balance, controls, metrics (researchers)."""
         study = self.get_object()
         return Response(_finite(ResultsSerializer(results.study_results(study).as_dict()).data))
+
+    @extend_schema(responses={200: StudyLedgerSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
+    @action(detail=True, methods=["get"], permission_classes=[IsResearcher])
+    def ledger(self, request: Request, pk: str | None = None) -> Response:
+        """The study's cost ledger (researchers): per rater and in total, pages, ratings, control
+        ratings, ratings discarded by exclusion, seconds on task and cost with the study's pay settings."""
+        study = self.get_object()
+        return Response(StudyLedgerSerializer(ledger.study_ledger(study).as_dict()).data)
 
 
 @extend_schema(

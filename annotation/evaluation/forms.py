@@ -9,6 +9,7 @@ from django import forms
 
 from annotation.evaluation.services.studies import EDITABLE
 from annotation.models import Study
+from annotation.models.pay import pay_form_field
 
 SPLITS = [("test", "test"), ("dev", "dev"), ("train", "train"), ("all", "all (no splits)")]
 
@@ -33,6 +34,9 @@ class StudyForm(forms.Form):
     flag_share = forms.FloatField(min_value=0, max_value=1, initial=0.2, help_text="flag raters failing more than this share of control pages")
     instructions = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 6}),
                                    help_text="empty = the design's instructions with worked examples (editable later)")
+    pay_per_judgment = pay_form_field("pay_per_judgment", "paid per rating: one value for one version on one dimension (control ratings included)")
+    pay_per_hour = pay_form_field("pay_per_hour", "paid per hour on task, as the server measures it")
+    currency = pay_form_field("currency")
 
     def __init__(self, *args: Any, export_choices: list[tuple[int, str]] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -52,3 +56,4 @@ class StudyEditForm(forms.ModelForm):  # type: ignore[type-arg]
         model = Study
         fields = list(EDITABLE)
         widgets = {"instructions": forms.Textarea(attrs={"rows": 16})}
+        help_texts = {"pay_per_judgment": "paid per rating: one value for one version on one dimension (control ratings included)"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.models import Study
+from annotation.serializers import OnTaskSerializer, PayTermsSerializer
 
 
 class StudySerializer(serializers.ModelSerializer[Study]):
@@ -144,3 +145,33 @@ class ResultsSerializer(serializers.Serializer):  # type: ignore[type-arg]
     controls = serializers.DictField()
     metrics = MetricsSerializer(many=True)
     correlations = CorrelationSerializer(many=True)
+
+
+class StudyLedgerTotalSerializer(OnTaskSerializer):
+    """A study's ledger summed over its raters."""
+
+    pages_served = serializers.IntegerField(help_text="pages ever served (expired reservations included)")
+    pages_answered = serializers.IntegerField()
+    ratings = serializers.IntegerField(help_text="ratings of system outputs (one version, one dimension), valid or not")
+    valid_ratings = serializers.IntegerField()
+    discarded = serializers.IntegerField(help_text="ratings set apart when their rater was excluded")
+    control_ratings = serializers.IntegerField(help_text="ratings of controls (slider studies), paid like test answers")
+
+
+class StudyLedgerRowSerializer(StudyLedgerTotalSerializer):
+    """One rater's line of a study's ledger."""
+
+    rater = serializers.CharField()
+    excluded = serializers.BooleanField()
+
+
+class StudyLedgerSerializer(PayTermsSerializer):
+    """A human-evaluation study's cost ledger."""
+
+    pay_per_judgment = serializers.CharField(help_text="decimal: paid per rating, control ratings included")
+    total = StudyLedgerTotalSerializer()
+    items = serializers.IntegerField()
+    items_complete = serializers.IntegerField(help_text="items with raters_per_item valid pages")
+    cost_per_valid_rating = serializers.CharField(allow_null=True)
+    cost_per_item = serializers.CharField(allow_null=True, help_text="total cost per item fully rated")
+    raters = StudyLedgerRowSerializer(many=True)

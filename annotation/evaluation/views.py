@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from decimal import Decimal
 from pathlib import Path
 from typing import cast
 
@@ -25,7 +26,7 @@ from annotation.evaluation import importers, sources
 from annotation.evaluation.charts import intervals_svg
 from annotation.evaluation.designs import DESIGNS
 from annotation.evaluation.forms import StudyEditForm, StudyForm
-from annotation.evaluation.services import assignment, exporting, presenting, raters, rating, results, studies
+from annotation.evaluation.services import assignment, exporting, ledger, presenting, raters, rating, results, studies
 from annotation.models import Study, StudyRater
 from annotation.views_label import LABELERS, user_of
 
@@ -76,6 +77,8 @@ def study_new(request: HttpRequest) -> HttpResponse:
                 design=data["design"], raters_per_item=data["raters_per_item"], sample_size=data["sample_size"], seed=data["seed"],
                 min_seconds=data["min_seconds"], show_reference=data["show_reference"], instructions=data["instructions"],
                 control_threshold=data["control_threshold"], flag_share=data["flag_share"],
+                pay_per_judgment=data.get("pay_per_judgment") or Decimal(0), pay_per_hour=data.get("pay_per_hour") or Decimal(0),
+                currency=data.get("currency") or "USD",
             )
             study = studies.create_study(data["name"], setting, items, user_of(request), info)
         except importers.InputError as exc:
@@ -124,6 +127,7 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
         "study": study, "design": DESIGNS[study.design], "progress": progress, "raters": raters.rater_figures(study),
         "statuses": [("open", "Reopen"), ("paused", "Pause"), ("closed", "Close")],
         "exports": [(p.name, sorted(f.name for f in p.iterdir() if f.is_file())) for p in exports[:10]],
+        "ledger": ledger.study_ledger(study),
     })
 
 

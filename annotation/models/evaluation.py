@@ -12,8 +12,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from annotation.models.pay import PaySettings
 
-class Study(models.Model):
+
+class Study(PaySettings):
+    """A study; its pay settings (``PaySettings``: per rating, per hour) price its cost ledger."""
+
     class Design(models.TextChoices):
         LIKERT = "likert", "Likert fluency / adequacy / simplicity"
         SLIDER = "slider", "0-100 slider with control items"

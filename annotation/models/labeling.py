@@ -13,6 +13,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 
+from annotation.models.pay import PaySettings
 from curation.models import AlignmentLabel, Corpus, DocumentPair, Paragraph, Sentence
 
 
@@ -100,7 +101,9 @@ def new_seed() -> int:
     return secrets.randbelow(2**31 - 1) + 1
 
 
-class LabelingJob(models.Model):
+class LabelingJob(PaySettings):
+    """A crowd labeling job; its pay settings (``PaySettings``) price the cost ledger."""
+
     class Status(models.TextChoices):
         OPEN = "open", "open"
         PAUSED = "paused", "paused"
@@ -125,9 +128,6 @@ class LabelingJob(models.Model):
     top_k = models.PositiveSmallIntegerField(default=3, help_text="Wikipedia strategy: complex sentences per simple sentence and measure")
     instructions = models.TextField(blank=True)
     seed = models.PositiveIntegerField(default=new_seed, help_text="this job's own seed: test-question sample, serving order")
-    pay_per_judgment = models.DecimalField(max_digits=10, decimal_places=4, default=0, help_text="pay per answered question (judgment or test answer)")
-    pay_per_hour = models.DecimalField(max_digits=10, decimal_places=2, default=0, help_text="pay per hour on task (seconds from serving to answer)")
-    currency = models.CharField(max_length=3, default="USD")
     selection = models.JSONField(default=dict, blank=True,
                                  help_text="how items were chosen: strategy, budget, cap per pair, model (services/selection.py)")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)

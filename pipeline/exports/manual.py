@@ -112,7 +112,7 @@ def export_manual(dataset: ExportedDataset, params: Params, folder: Path, tracke
         },
         "agreement": agreement(corpus.pk),
         "annotation_cost": {  # annotation.services.ledger, totals per labeling job (no per-person pay)
-            str(job.pk): job_ledger(job).as_dict(per_annotator=False) for job in LabelingJob.objects.filter(corpus=corpus).order_by("pk")
+            str(job.pk): job_ledger(job).as_dict(per_person=False) for job in LabelingJob.objects.filter(corpus=corpus).order_by("pk")
         },
         "annotators_pseudonymised": "HMAC-SHA256(SECRET_KEY, user id), first 10 hex digits",
     }

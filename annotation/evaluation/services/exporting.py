@@ -1,6 +1,6 @@
 """Exporting a study: raw ratings (valid, and the excluded raters' apart) and aggregates as CSV
 and JSONL, pairwise tests, rater figures, and a card (JSON and Markdown) whose every figure is
-recounted from the rows written. Raters appear under the pseudonyms of ``accounts.pseudonyms``.
+recounted from the rows written, and the study's cost ledger in total. Raters appear under the pseudonyms of ``accounts.pseudonyms``.
 
 All or nothing: every file is written into a hidden temporary folder beside the target, which
 is renamed to ``EXPORTS_DIR/evaluation/study-<id>/<n>`` only when all of them are complete (on
@@ -23,7 +23,7 @@ from django.conf import settings
 
 from accounts.pseudonyms import pseudonym
 from annotation.evaluation.designs import DESIGNS
-from annotation.evaluation.services import raters, results
+from annotation.evaluation.services import ledger, raters, results
 from annotation.models import Rating, Study
 
 RATING_COLUMNS = (
@@ -155,6 +155,7 @@ def _card(study: Study, res: results.StudyResults, valid: list[dict[str, Any]], 
         "agreement": res.as_dict()["agreement"],
         "metrics": [x.as_dict() for x in res.metrics],
         "positions": res.positions,
+        "annotation_cost": ledger.study_ledger(study).as_dict(per_person=False),  # totals only: no per-person pay
         "files": files,
     }
 
@@ -179,6 +180,16 @@ def card_markdown(card: dict[str, Any]) -> str:
     if card["metrics"]:
         lines += ["", "## Automatic metrics", "", "| system | SARI | BLEU | FKGL | length |", "|---|---:|---:|---:|---:|"]
         lines += [f"| {x['system']} | {_fmt(x['sari'])} | {_fmt(x['bleu'])} | {_fmt(x['fkgl'])} | {_fmt(x['length'])} |" for x in card["metrics"]]
+    cost = card["annotation_cost"]
+    t, cur = cost["total"], cost["currency"]
+    lines += ["", "## Cost ledger", "",
+              f"Pay {cost['pay_per_judgment']} {cur} per rating (control ratings included) + {cost['pay_per_hour']} {cur} per hour on task "
+              "(server-measured); totals over all raters, the excluded included.", "",
+              "| what | value |", "|---|---:|"]
+    lines += [f"| {k.replace('_', ' ')} | {v} |" for k, v in t.items() if k != "cost"]
+    lines += [f"| cost | {t['cost']} {cur} |",
+              f"| cost per valid rating | {cost['cost_per_valid_rating'] or '–'} {cur if cost['cost_per_valid_rating'] else ''} |",
+              f"| cost per item fully rated ({cost['items_complete']} of {cost['items']}) | {cost['cost_per_item'] or '–'} {cur if cost['cost_per_item'] else ''} |"]
     lines += ["", "## Files", "", "| file | rows | bytes | sha256 |", "|---|---:|---:|---|"]
     lines += [f"| {f['name']} | {f['rows'] if f['rows'] is not None else ''} | {f['bytes']} | `{f['sha256']}` |" for f in card["files"]]
     return "\n".join(lines) + "\n"

@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from accounts.roles import Role, grant
 from annotation.evaluation.designs import DESIGNS
 from annotation.evaluation.services import assignment, rating
-from annotation.models import EvalOutput, Study
+from annotation.models import EvalOutput, Study, StudyRater
 
 
 @dataclass(frozen=True)
@@ -51,19 +51,26 @@ def _user(name: str) -> User:
 
 
 def run(study: Study, raters: list[SimulatedRater], quality: dict[str, float], seed: int = 0, max_pages: int = 100_000) -> int:
-    """Let every rater rate until nothing is left for them; returns pages submitted."""
+    """Let every rater rate until nothing is left for them (excluded raters are skipped); returns pages submitted."""
     design = DESIGNS[study.design]
     rng = np.random.default_rng(seed)
     users = [(r, _user(r.username)) for r in raters]
     control_ids = set(EvalOutput.objects.filter(item__study=study, is_control=True).values_list("pk", flat=True))
     system_of = dict(EvalOutput.objects.filter(item__study=study).values_list("pk", "system"))
     submitted = 0
-    clock: dict[str, datetime] = {}  # each rater's simulated time of their last answer
+    # each rater's simulated time of their last answer, from an earlier run too (its clock ran ahead of the real one)
+    clock: dict[str, datetime] = {
+        name: at for name, at in StudyRater.objects.filter(study=study, rater__username__in=[r.username for r in raters])
+        .values_list("rater__username", "last_answer_at") if at is not None
+    }
     active = list(users)
     while active and submitted < max_pages:
         still = []
         for r, user in active:
-            page = assignment.next_page(study, user)
+            try:
+                page = assignment.next_page(study, user)
+            except assignment.RaterExcluded:  # a rater excluded after an earlier run rates no more
+                continue
             if page is None:
                 continue
             ratings = []

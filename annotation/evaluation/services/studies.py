@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import asdict, dataclass, fields
+from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -15,6 +16,7 @@ from annotation.evaluation.controls import make_control, vocabulary
 from annotation.evaluation.designs import DEFAULT_INSTRUCTIONS, DESIGNS
 from annotation.evaluation.importers import ItemInput
 from annotation.models import EvalItem, EvalOutput, Study
+from annotation.models.pay import PAY_FIELDS, PayError, check_pay
 
 CONTROL = "__control__"  # the control's member name in the balanced design (never shown)
 
@@ -36,6 +38,9 @@ class StudySettings:
     control_threshold: float = 20.0
     flag_share: float = 0.2
     min_control_pages: int = 3
+    pay_per_judgment: Decimal = Decimal(0)  # per rating (control ratings included); the cost ledger
+    pay_per_hour: Decimal = Decimal(0)
+    currency: str = "USD"
 
     def check(self) -> None:
         if self.design not in DESIGNS:
@@ -49,10 +54,15 @@ class StudySettings:
             raise StudyError("flag_share is a share between 0 and 1")
         if not 0 <= self.control_threshold <= 100:
             raise StudyError("control_threshold is on the slider's 0-100 scale")
+        try:
+            for name, value in check_pay(asdict(self)).items():
+                setattr(self, name, value)
+        except PayError as exc:
+            raise StudyError(str(exc)) from exc
 
 
 EDITABLE = ("min_seconds", "reservation_minutes", "show_reference", "instructions", "control_threshold", "flag_share",
-            "min_control_pages", "raters_per_item")
+            "min_control_pages", "raters_per_item", *PAY_FIELDS)
 
 
 def sample_items(items: list[ItemInput], size: int, seed: int) -> list[ItemInput]:
@@ -136,6 +146,7 @@ def update_settings(study: Study, **changes: Any) -> Study:
         raise StudyError(f"cannot change {', '.join(sorted(unknown))} after creation")
     merged = StudySettings(**{f.name: changes.get(f.name, getattr(study, f.name)) for f in fields(StudySettings)})
     merged.check()
+    changes.update({k: getattr(merged, k) for k in PAY_FIELDS if k in changes})  # as cleaned
     if DESIGNS[study.design].needs_reference:
         changes["show_reference"] = True
     for key, value in changes.items():

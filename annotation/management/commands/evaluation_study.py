@@ -10,6 +10,7 @@
     manage.py evaluation_study pause 3 | open 3 | close 3
     manage.py evaluation_study results 3 [--json] [--bootstrap items] [--test wilcoxon]
     manage.py evaluation_study export 3
+    manage.py evaluation_study ledger 3 [--json]   # cost ledger (pay settings: create --pay-per-rating, --pay-per-hour, --currency)
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.evaluation import importers, sources
 from annotation.evaluation import stats as st
 from annotation.evaluation.designs import DESIGNS
-from annotation.evaluation.services import exporting, raters, results, simulated, studies
+from annotation.evaluation.services import exporting, ledger, raters, results, simulated, studies
 from annotation.models import Study, StudyRater
 
 
@@ -53,6 +54,10 @@ class Command(BaseCommand):
         create.add_argument("--threshold", type=float, default=20.0, help="slider: a control scored above this fails (default 20)")
         create.add_argument("--flag-share", type=float, default=0.2, help="flag raters failing more than this share of control pages")
         create.add_argument("--instructions", type=Path, help="a text file with the instructions (default: the design's)")
+        create.add_argument("--pay-per-rating", "--pay-per-judgment", dest="pay_per_judgment", default="0",
+                            help="cost ledger: pay per rating, one version on one dimension, control ratings included (default 0)")
+        create.add_argument("--pay-per-hour", default="0", help="cost ledger: pay per hour on task, server-measured (default 0)")
+        create.add_argument("--currency", default="USD", help="ISO 4217 code (default USD)")
         sub.add_parser("list", help="list studies")
         for name in ("status", "open", "pause", "close"):
             sub.add_parser(name).add_argument("study", type=int)
@@ -73,6 +78,9 @@ class Command(BaseCommand):
         res.add_argument("--n-boot", type=int, default=2000)
         exp = sub.add_parser("export", help="write ratings, aggregates and a card")
         exp.add_argument("study", type=int)
+        led = sub.add_parser("ledger", help="the cost ledger: per rater and in total, ratings, discarded, time on task, cost")
+        led.add_argument("study", type=int)
+        led.add_argument("--json", action="store_true")
 
     def _study(self, pk: int) -> Study:
         study = Study.objects.filter(pk=pk).first()
@@ -120,6 +128,7 @@ class Command(BaseCommand):
                 design=opts["design"], raters_per_item=opts["raters"], sample_size=opts["sample"], seed=opts["seed"],
                 min_seconds=opts["min_seconds"], show_reference=opts["show_reference"], instructions=instructions,
                 control_threshold=opts["threshold"], flag_share=opts["flag_share"],
+                pay_per_judgment=opts["pay_per_judgment"], pay_per_hour=opts["pay_per_hour"], currency=opts["currency"],
             )
             study = studies.create_study(opts["name"], setting, items, None, info)
         except importers.InputError as exc:
@@ -181,6 +190,26 @@ class Command(BaseCommand):
         pages = simulated.run(study, raters, q, seed=opts["seed"])
         self.stdout.write(f"{len(raters)} simulated raters submitted {pages} pages (known quality: "
                           + ", ".join(f"{k}={v:.2f}" for k, v in q.items()) + ")")
+        self._ledger_summary(ledger.study_ledger(study))
+
+    def _ledger_summary(self, book: ledger.StudyLedger) -> None:
+        t, cur = book.total, book.currency
+        self.stdout.write(f"cost ledger: {t.pages_answered} pages, {t.ratings} ratings ({t.valid_ratings} valid, {t.discarded} discarded), "
+                          f"{t.control_ratings} control ratings, {t.hours:.2f} h on task; cost {t.cost} {cur} "
+                          f"(pay {book.pay_per_judgment} {cur} per rating + {book.pay_per_hour} {cur} per hour); "
+                          f"per valid rating {book.cost_per_valid_rating or '–'}, per item fully rated {book.cost_per_item or '–'} "
+                          f"({book.items_complete} of {book.items} items)")
+
+    def do_ledger(self, opts: dict[str, Any]) -> None:
+        book = ledger.study_ledger(self._study(opts["study"]))
+        if opts["json"]:
+            self.stdout.write(json.dumps(book.as_dict(), indent=2))
+            return
+        self.stdout.write("rater\tserved\tanswered\tratings\tdiscarded\tcontrols\thours\tcost\texcluded")
+        for r, excluded in [*((r, "yes" if r.excluded else "no") for r in book.rows), (book.total, "")]:
+            self.stdout.write(f"{r.rater}\t{r.pages_served}\t{r.pages_answered}\t{r.ratings}\t{r.discarded}\t{r.control_ratings}\t"
+                              f"{r.hours:.2f}\t{r.cost}\t{excluded}")
+        self._ledger_summary(book)
 
     def do_results(self, opts: dict[str, Any]) -> None:
         study = self._study(opts["study"])
