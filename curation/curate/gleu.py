@@ -48,7 +48,8 @@ def _sentence_ngrams(text: str) -> tuple[frozenset[object], int]:
     intersection of two such sets is the sum over n-grams of the smaller count, i.e. the
     clipped matches of :func:`sentence_gleu_tokens`, in one C-level set operation."""
     t = tokenize(text.lower())
-    grams: list[object] = [*t, *zip(t, t[1:]), *zip(t, t[1:], t[2:]), *zip(t, t[1:], t[2:], t[3:])]
+    grams: list[object] = [*t, *zip(t, t[1:], strict=False), *zip(t, t[1:], t[2:], strict=False),
+                           *zip(t, t[1:], t[2:], t[3:], strict=False)]
     unique = frozenset(grams)
     if len(unique) == len(grams):
         return unique, len(grams)
