@@ -60,7 +60,9 @@ def test_no_export_without_the_onnx_package(monkeypatch: Any, tmp_path: Path) ->
 def test_cache_file_names_the_package_version_and_layer(monkeypatch: Any, tmp_path: Path) -> None:
     monkeypatch.setenv("BERTSCORE_CACHE_DIR", str(tmp_path))
     path = bs.onnx_file()
-    assert path.parent == tmp_path and path.name.startswith("minilm-l6-v2-0.1.0-") and path.name.endswith("-layer6.onnx")
+    folder = path.parent
+    assert folder.parent == tmp_path and path.name == "model.onnx"
+    assert folder.name.startswith("minilm-l6-v2-0.1.0-") and folder.name.endswith("-layer6")
 
 
 @pytest.mark.slow
@@ -87,6 +89,8 @@ def test_onnx_backend_equals_torch(monkeypatch: Any, tmp_path: Path, fresh_backe
     monkeypatch.setattr(bs, "_score_cache", bs.OrderedDict())
     monkeypatch.setenv("BERTSCORE_BACKEND", "onnx")
     assert bs.backend() == "onnx" and bs.onnx_file().exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [bs.onnx_file().parent.name]  # no staging left
+    assert (bs.onnx_file().parent / "model.onnx.data").stat().st_size > 80_000_000  # the weights, beside the graph
     got = bs.bertscore_f1(CANDIDATES, REFERENCES)
     assert max(abs(a - b) for a, b in zip(got, want, strict=True)) < 1e-6
     assert want[0] > want[2] and abs(bs.bertscore_f1([REFERENCES[0]], [REFERENCES[0]])[0] - 1.0) < 1e-5
