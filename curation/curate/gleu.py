@@ -41,9 +41,20 @@ NGRAM_CACHE_SIZE = 1024
 
 
 @lru_cache(maxsize=NGRAM_CACHE_SIZE)
-def _sentence_ngrams(text: str) -> tuple[dict[tuple[str, ...], int], int]:
-    counts = ngram_counts(tokenize(text.lower()))
-    return dict(counts), sum(counts.values())
+def _sentence_ngrams(text: str) -> tuple[frozenset[object], int]:
+    """A sentence's 1-4-gram multiset as a plain set, and its size. Unigrams are the token
+    strings, longer n-grams tuples of them; the k-th occurrence (k >= 2) of an n-gram ``g`` is
+    the element ``(g, k)``, which equals no n-gram (its last item is an int). The size of the
+    intersection of two such sets is the sum over n-grams of the smaller count, i.e. the
+    clipped matches of :func:`sentence_gleu_tokens`, in one C-level set operation."""
+    t = tokenize(text.lower())
+    grams: list[object] = [*t, *zip(t, t[1:], strict=False), *zip(t, t[1:], t[2:], strict=False),
+                           *zip(t, t[1:], t[2:], t[3:], strict=False)]
+    unique = frozenset(grams)
+    if len(unique) == len(grams):
+        return unique, len(grams)
+    repeats = [(gram, k) for gram, count in Counter(grams).items() if count > 1 for k in range(2, count + 1)]
+    return unique.union(repeats), len(grams)
 
 
 def sentence_gleu(hypothesis: str, reference: str) -> float:
@@ -54,11 +65,4 @@ def sentence_gleu(hypothesis: str, reference: str) -> float:
     total = max(hyp_total, ref_total)
     if total == 0:
         return 0.0
-    if len(ref) < len(hyp):
-        hyp, ref = ref, hyp
-    matches = 0
-    for gram, count in hyp.items():
-        other = ref.get(gram)
-        if other is not None:
-            matches += count if count < other else other
-    return matches / total
+    return len(hyp & ref) / total

@@ -74,6 +74,24 @@ def test_sentence_gleu_matches_hand_computation() -> None:
     assert sentence_gleu("alpha beta", "gamma delta") == 0.0
 
 
+def test_sentence_gleu_set_form_equals_counting_on_random_texts() -> None:
+    """The cached set form (k-th repeat of an n-gram as ``(gram, k)``) gives exactly the clipped
+    counts of ``sentence_gleu_tokens``, also with repeated words and n-grams, and is symmetric."""
+    import random
+
+    from alignment_engine.text import tokenize
+    from curation.curate.gleu import sentence_gleu_tokens
+
+    rng = random.Random(3)
+    vocabulary = ["the", "a", "cat", "sat", "on", "mat", ".", ",", "dog", "The", "it's", "2"]
+    for _ in range(3000):
+        a = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 20)))
+        b = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 20)))
+        want = sentence_gleu_tokens(tokenize(a.lower()), tokenize(b.lower()))
+        assert sentence_gleu(a, b) == want == sentence_gleu(b, a), (a, b)
+    assert sentence_gleu("the the the", "the the") == 3 / 6  # unigrams 2 of 3, bigram 1 of 2, 0 of 1
+
+
 def _number(key: Hashable) -> int:
     """The sentence number of a ``("c" | "s", number)`` key of ``classify``."""
     return cast(tuple[str, int], key)[1]
