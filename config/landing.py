@@ -38,16 +38,13 @@ def _annotator(user: Any) -> Card:
 
 
 def _verifier() -> Card:
-    from annotation.models import LabelingJob, ParagraphAlignmentRevision
+    from annotation.models import ParagraphAlignmentRevision
     from annotation.services import verification
     from curation.models import DocumentPair
 
-    jobs = LabelingJob.objects.annotate(n=Count("items__aggregated")).filter(n__gt=0)
-    remaining = disagreements = 0
-    for job in jobs:
-        queue = verification.queue_counts(job)
-        remaining += queue.remaining
-        disagreements += queue.disagreements_remaining
+    queues = [counts for _job, counts in verification.jobs_with_queues()]  # a constant number of queries
+    remaining = sum(q.remaining for q in queues)
+    disagreements = sum(q.disagreements_remaining for q in queues)
     manual = ParagraphAlignmentRevision.objects.filter(pair=OuterRef("pk"), source="manual")
     uncorrected = DocumentPair.objects.exclude(Exists(manual)).count()
     verify_url = reverse("annotation:verify_index")

@@ -263,9 +263,9 @@ def copy_corpus(n_groups: int, seed: int) -> dict[str, Any]:
     pool = [" ".join(rng.choice(words) for _ in range(rng.randint(6, 24))).capitalize() + "." for _ in range(20000)]
     corpus = Corpus.objects.create(name=CORPUS, language="en", kind=Corpus.Kind.NEWS)
     cursor = connection.cursor().cursor
-    with cursor.copy("COPY curation_article (id, corpus_id, slug, title, source, content_hash, meta, created_at) FROM STDIN") as copy:
+    with cursor.copy("COPY curation_article (id, corpus_id, slug, title, source, content_hash, raw_hash, meta, created_at) FROM STDIN") as copy:
         for g in range(n_groups):
-            copy.write(f"{g + 1}\t{corpus.pk}\tgroup{g:05d}\tGroup {g}\tbench\th{g}\t{{}}\t2026-01-01 00:00:00+00\n")
+            copy.write(f"{g + 1}\t{corpus.pk}\tgroup{g:05d}\tGroup {g}\tbench\th{g}\t\t{{}}\t2026-01-01 00:00:00+00\n")
     with cursor.copy("COPY curation_document (id, article_id, level, level_label, title) FROM STDIN") as copy:
         for g in range(n_groups):
             for level in range(5):
