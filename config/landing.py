@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q
 from django.urls import reverse
 
-from accounts.roles import Role, has_role
+from accounts.roles import Role, has_role, user_roles
 
 
 @dataclass
@@ -103,6 +103,6 @@ def cards(user: Any) -> list[Card]:
         out.append(_researcher())
     if has_role(user, Role.VERIFIER):
         out.append(_verifier())
-    if Role.ANNOTATOR.value in user.groups.values_list("name", flat=True):
+    if Role.ANNOTATOR.value in user_roles(user):  # the group itself (an admin is no annotator); read once per request
         out.append(_annotator(user))
     return out

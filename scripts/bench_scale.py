@@ -208,6 +208,7 @@ def clone_run(source_run: Any) -> Any:
         cursor.execute(f"INSERT INTO {table} (run_id, pair_id, simple_id, complex_id, label, score) "  # noqa: S608
                        f"SELECT %s, pair_id, simple_id, complex_id, label, score FROM {table} WHERE run_id = %s",
                        [run.pk, source_run.pk])
+        cursor.execute(f"ANALYZE {table}")  # as autovacuum would: else the planner takes the new run for empty
     AlignmentRun.objects.filter(pk=run.pk).update(prediction_count=source_run.prediction_count)
     run.refresh_from_db()
     t0 = time.perf_counter()
@@ -316,6 +317,7 @@ def page_urls(corpus: Any, runs: list[Any], export_id: int | None) -> list[tuple
         raise SystemExit(f"corpus {corpus} has no article or document pair")
     c = corpus.pk
     urls = [
+        ("landing", reverse("home")),
         ("corpora", reverse("curation:corpus_list")),
         ("corpus page", reverse("curation:corpus_detail", args=[c])),
         ("corpus page, last", reverse("curation:corpus_detail", args=[c]) + f"?page={max(1, (n_articles + 24) // 25)}"),
@@ -333,6 +335,7 @@ def page_urls(corpus: Any, runs: list[Any], export_id: int | None) -> list[tuple
         ("models", reverse("pipeline:model_list")),
         ("exports", reverse("pipeline:export_list") + f"?corpus={c}"),
         ("labeling home", reverse("annotation:home")),
+        ("labeling job new", reverse("annotation:job_new")),
         ("correct index", reverse("annotation:correct_index")),
         ("correct pair", reverse("annotation:correct_pair", args=[pair.pk])),
         ("annotation stats", reverse("annotation:stats_index")),
@@ -344,6 +347,7 @@ def page_urls(corpus: Any, runs: list[Any], export_id: int | None) -> list[tuple
         ("api documents", "/api/documents/"),
         ("api pairs", f"/api/pairs/?corpus={c}"),
         ("api pair text", f"/api/pairs/{pair.pk}/text/"),
+        ("api runs", f"/api/pipeline/runs/?corpus={c}"),
         ("api labeling jobs", "/api/annotation/jobs/"),
         ("api studies", "/api/annotation/evaluation/studies/"),
     ]
