@@ -139,6 +139,7 @@ def setup_django(url: str, exports: str) -> None:
     import django
 
     django.setup()
+    import config.wsgi  # noqa: F401  # as gunicorn loads the app: the start-up objects frozen out of full collections
 
 
 def _admin(server: str):  # type: ignore[no-untyped-def]
