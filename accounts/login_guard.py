@@ -29,6 +29,8 @@ from django.core.exceptions import PermissionDenied
 from django.dispatch import receiver
 from django.http import HttpRequest
 
+from accounts.roles import user_with_roles
+
 
 def _max_failures() -> int:
     return int(getattr(settings, "LOGIN_MAX_FAILURES", 5))
@@ -87,7 +89,12 @@ def _on_login(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any
 
 
 class ThrottledModelBackend(ModelBackend):
-    """Django's backend, except that a locked user name cannot log in (right password or not)."""
+    """Django's backend, except that a locked user name cannot log in (right password or not), and
+    the session's user comes with its roles in one statement (``roles.user_with_roles``)."""
+
+    def get_user(self, user_id: Any) -> Any:
+        user = user_with_roles(user_id)
+        return user if user is not None and self.user_can_authenticate(user) else None
 
     def authenticate(self, request: HttpRequest | None, username: str | None = None, password: str | None = None,
                      **kwargs: Any) -> Any:

@@ -100,3 +100,21 @@ class StrictPageNumberPagination(PageNumberPagination):
 
 class PageParams(serializers.Serializer):  # type: ignore[type-arg]
     page = serializers.IntegerField(min_value=1, max_value=MAX_ID, required=False)
+
+
+class _ListedChoices(forms.models.ModelChoiceIterator):
+    """The choices read by one plain SELECT: Django's iterator uses ``QuerySet.iterator()``, a
+    server-side cursor on PostgreSQL (DECLARE ... WITH HOLD, FETCH, CLOSE: three round trips
+    and a materialised result) for what is a handful of corpora, models or runs."""
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        if self.field.empty_label is not None:
+            yield ("", self.field.empty_label)
+        for obj in self.queryset.all():
+            yield self.choice(obj)
+
+
+class ModelChoiceField(forms.ModelChoiceField):  # type: ignore[type-arg]
+    """``forms.ModelChoiceField`` whose choices cost one ordinary query (see ``_ListedChoices``)."""
+
+    iterator = _ListedChoices

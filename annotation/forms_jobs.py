@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from accounts.params import ModelChoiceField
 from annotation.models import LabelingJob
 from annotation.models.pay import pay_form_field
 from annotation.services import job_setup
@@ -23,7 +24,7 @@ GOLD_CHOICES = [
 
 class JobForm(forms.Form):
     name = forms.CharField(max_length=200)
-    corpus = forms.ModelChoiceField(queryset=Corpus.objects.order_by("name"), empty_label=None)
+    corpus = ModelChoiceField(queryset=Corpus.objects.order_by("name"), empty_label=None)
     strategy = forms.ChoiceField(choices=LabelingJob.Strategy.choices, initial=LabelingJob.Strategy.PARAGRAPH)
     top_k = forms.IntegerField(min_value=1, max_value=10, initial=3, label="Top k (Wikipedia strategy)")
     pair_ids = forms.CharField(

@@ -33,9 +33,13 @@ ANSWERS = [
 
 @role_required(*LABELERS)
 def label_page(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = get_object_or_404(LabelingJob, pk=job_id)
+    membership = assignment.membership_with_job(job_id, user_of(request))  # one query once the user has started
+    if membership is None:
+        job = get_object_or_404(LabelingJob, pk=job_id)
+        membership = assignment.membership_for(job, user_of(request))
+    else:
+        job = membership.job
     context: dict[str, object] = {"job": job, "answers": ANSWERS}
-    membership = assignment.membership_for(job, user_of(request))
     try:
         found = assignment.next_question(job, user_of(request), membership=membership)
     except assignment.AnnotatorRemoved:

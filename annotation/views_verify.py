@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -22,9 +21,7 @@ verifier_required = role_required(Role.VERIFIER)
 
 @verifier_required
 def verify_index(request: HttpRequest) -> HttpResponse:
-    jobs = LabelingJob.objects.annotate(n_aggregated=Count("items__aggregated")).filter(n_aggregated__gt=0)
-    rows = [(job, verification.queue_counts(job)) for job in jobs]
-    return render(request, "annotation/verify_index.html", {"rows": rows})
+    return render(request, "annotation/verify_index.html", {"rows": verification.jobs_with_queues()})
 
 
 def _job_url(job: LabelingJob, item: JobItem | None = None) -> str:

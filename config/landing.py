@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q
 from django.urls import reverse
 
-from accounts.roles import Role, has_role
+from accounts.roles import Role, has_role, user_roles
 
 
 @dataclass
@@ -38,16 +38,13 @@ def _annotator(user: Any) -> Card:
 
 
 def _verifier() -> Card:
-    from annotation.models import LabelingJob, ParagraphAlignmentRevision
+    from annotation.models import ParagraphAlignmentRevision
     from annotation.services import verification
     from curation.models import DocumentPair
 
-    jobs = LabelingJob.objects.annotate(n=Count("items__aggregated")).filter(n__gt=0)
-    remaining = disagreements = 0
-    for job in jobs:
-        queue = verification.queue_counts(job)
-        remaining += queue.remaining
-        disagreements += queue.disagreements_remaining
+    queues = [counts for _job, counts in verification.jobs_with_queues()]  # a constant number of queries
+    remaining = sum(q.remaining for q in queues)
+    disagreements = sum(q.disagreements_remaining for q in queues)
     manual = ParagraphAlignmentRevision.objects.filter(pair=OuterRef("pk"), source="manual")
     uncorrected = DocumentPair.objects.exclude(Exists(manual)).count()
     verify_url = reverse("annotation:verify_index")
@@ -106,6 +103,6 @@ def cards(user: Any) -> list[Card]:
         out.append(_researcher())
     if has_role(user, Role.VERIFIER):
         out.append(_verifier())
-    if Role.ANNOTATOR.value in user.groups.values_list("name", flat=True):
+    if Role.ANNOTATOR.value in user_roles(user):  # the group itself (an admin is no annotator); read once per request
         out.append(_annotator(user))
     return out

@@ -11,6 +11,7 @@ from typing import Any, cast
 from django import forms
 from django.conf import settings
 
+from accounts.params import ModelChoiceField
 from curation.curate.filters import DEFAULTS
 from curation.curate.splits import parse_ratios
 from curation.models import Corpus
@@ -27,7 +28,7 @@ def _method_choices() -> list[tuple[str, str]]:
 
 
 class PrepopulateForm(forms.Form):
-    corpus = forms.ModelChoiceField(queryset=Corpus.objects.all())
+    corpus = ModelChoiceField(queryset=Corpus.objects.all())
     pair_ids = forms.CharField(required=False, label="document pairs",
                                help_text="pair ids (pair_id strings), comma separated; empty: every pair of the corpus")
     similarity = forms.ChoiceField(choices=[("tfidf", "tfidf"), ("jaccard", "jaccard"), ("c3g", "c3g")], initial="tfidf",
@@ -58,8 +59,8 @@ class PrepopulateForm(forms.Form):
 
 
 class AlignCorpusForm(forms.Form):
-    corpus = forms.ModelChoiceField(queryset=Corpus.objects.all())
-    model_version = forms.ModelChoiceField(
+    corpus = ModelChoiceField(queryset=Corpus.objects.all())
+    model_version = ModelChoiceField(
         queryset=ModelVersion.objects.exclude(path=""), required=False, label="model version",
         empty_label="promoted model of the language", help_text="a trained version; else the promoted one, else the method",
     )
@@ -91,7 +92,7 @@ def crf_defaults() -> dict[str, Any]:
 
 
 class RetrainForm(forms.Form):
-    corpus = forms.ModelChoiceField(queryset=Corpus.objects.all(), required=False, empty_label="every corpus of the language",
+    corpus = ModelChoiceField(queryset=Corpus.objects.all(), required=False, empty_label="every corpus of the language",
                                     help_text="the corpus whose verified labels train the model")
     language = forms.CharField(max_length=8, initial="en", help_text="used when no corpus is chosen")
     seed = forms.IntegerField(initial=0, help_text="split and training seed")
@@ -162,10 +163,10 @@ def _default_note(name: str, key: str) -> str:
 
 
 class ExportForm(forms.Form):
-    corpus = forms.ModelChoiceField(queryset=Corpus.objects.all())
+    corpus = ModelChoiceField(queryset=Corpus.objects.all())
     kind = forms.ChoiceField(choices=ExportedDataset.Kind.choices)
     format = forms.ChoiceField(choices=ExportedDataset.Format.choices, initial="tsv")
-    run = forms.ModelChoiceField(queryset=AlignmentRun.objects.select_related("corpus"), required=False,
+    run = ModelChoiceField(queryset=AlignmentRun.objects.select_related("corpus").defer("stats"), required=False,
                                  label="corpus run", empty_label="none (Manual, pool)",
                                  help_text="Auto: the run whose predictions are exported")
     splits = forms.CharField(initial="35/5/10", required=False, label="train/dev/test split",

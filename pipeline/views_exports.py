@@ -49,7 +49,7 @@ def export_list(request: HttpRequest) -> HttpResponse:
             else:
                 messages.success(request, f"Export {dataset.pk} queued.")
             return redirect("pipeline:export_detail", dataset.pk)
-    exports = ExportedDataset.objects.select_related("corpus", "job", "run").order_by("-pk")[:100]
+    exports = ExportedDataset.objects.select_related("corpus", "job", "run").defer("run__stats").order_by("-pk")[:100]
     return render(request, "pipeline/exports.html", {"form": form, "exports": exports, "corpus": corpus})
 
 

@@ -139,6 +139,7 @@ def setup_django(url: str, exports: str) -> None:
     import django
 
     django.setup()
+    import config.wsgi  # noqa: F401  # as gunicorn loads the app: the start-up objects frozen out of full collections
 
 
 def _admin(server: str):  # type: ignore[no-untyped-def]
@@ -208,6 +209,7 @@ def clone_run(source_run: Any) -> Any:
         cursor.execute(f"INSERT INTO {table} (run_id, pair_id, simple_id, complex_id, label, score) "  # noqa: S608
                        f"SELECT %s, pair_id, simple_id, complex_id, label, score FROM {table} WHERE run_id = %s",
                        [run.pk, source_run.pk])
+        cursor.execute(f"ANALYZE {table}")  # as autovacuum would: else the planner takes the new run for empty
     AlignmentRun.objects.filter(pk=run.pk).update(prediction_count=source_run.prediction_count)
     run.refresh_from_db()
     t0 = time.perf_counter()
@@ -263,9 +265,9 @@ def copy_corpus(n_groups: int, seed: int) -> dict[str, Any]:
     pool = [" ".join(rng.choice(words) for _ in range(rng.randint(6, 24))).capitalize() + "." for _ in range(20000)]
     corpus = Corpus.objects.create(name=CORPUS, language="en", kind=Corpus.Kind.NEWS)
     cursor = connection.cursor().cursor
-    with cursor.copy("COPY curation_article (id, corpus_id, slug, title, source, content_hash, meta, created_at) FROM STDIN") as copy:
+    with cursor.copy("COPY curation_article (id, corpus_id, slug, title, source, content_hash, raw_hash, meta, created_at) FROM STDIN") as copy:
         for g in range(n_groups):
-            copy.write(f"{g + 1}\t{corpus.pk}\tgroup{g:05d}\tGroup {g}\tbench\th{g}\t{{}}\t2026-01-01 00:00:00+00\n")
+            copy.write(f"{g + 1}\t{corpus.pk}\tgroup{g:05d}\tGroup {g}\tbench\th{g}\t\t{{}}\t2026-01-01 00:00:00+00\n")
     with cursor.copy("COPY curation_document (id, article_id, level, level_label, title) FROM STDIN") as copy:
         for g in range(n_groups):
             for level in range(5):
@@ -316,6 +318,7 @@ def page_urls(corpus: Any, runs: list[Any], export_id: int | None) -> list[tuple
         raise SystemExit(f"corpus {corpus} has no article or document pair")
     c = corpus.pk
     urls = [
+        ("landing", reverse("home")),
         ("corpora", reverse("curation:corpus_list")),
         ("corpus page", reverse("curation:corpus_detail", args=[c])),
         ("corpus page, last", reverse("curation:corpus_detail", args=[c]) + f"?page={max(1, (n_articles + 24) // 25)}"),
@@ -333,6 +336,7 @@ def page_urls(corpus: Any, runs: list[Any], export_id: int | None) -> list[tuple
         ("models", reverse("pipeline:model_list")),
         ("exports", reverse("pipeline:export_list") + f"?corpus={c}"),
         ("labeling home", reverse("annotation:home")),
+        ("labeling job new", reverse("annotation:job_new")),
         ("correct index", reverse("annotation:correct_index")),
         ("correct pair", reverse("annotation:correct_pair", args=[pair.pk])),
         ("annotation stats", reverse("annotation:stats_index")),
@@ -344,6 +348,7 @@ def page_urls(corpus: Any, runs: list[Any], export_id: int | None) -> list[tuple
         ("api documents", "/api/documents/"),
         ("api pairs", f"/api/pairs/?corpus={c}"),
         ("api pair text", f"/api/pairs/{pair.pk}/text/"),
+        ("api runs", f"/api/pipeline/runs/?corpus={c}"),
         ("api labeling jobs", "/api/annotation/jobs/"),
         ("api studies", "/api/annotation/evaluation/studies/"),
     ]

@@ -38,3 +38,35 @@ def test_navigation_marks_the_current_section(client_for, verifier, researcher) 
 def test_favicon_is_served(client) -> None:  # type: ignore[no-untyped-def]
     response = client.get("/favicon.ico")
     assert response.status_code == 301 and response["Location"].endswith("favicon.svg")
+
+
+def test_the_verifier_card_costs_the_same_queries_for_one_job_or_many(client_for, make_user, verifier) -> None:  # type: ignore[no-untyped-def]
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.services import job_agreement
+    from annotation.tests.quality_factories import judge, make_job
+
+    raters = [make_user(f"rater{i}", "annotator") for i in range(3)]
+
+    def aggregated_job(name: str) -> None:
+        job, items = make_job(name=name)
+        judge(job, items[0], [(raters[0], "aligned"), (raters[1], "aligned"), (raters[2], "notAligned")])
+        job_agreement.write_aggregated_labels(job)
+
+    def landing() -> tuple[int, str]:
+        cache.clear()  # no cached queue snapshot either
+        with CaptureQueriesContext(connection) as queries:
+            page = client_for(verifier).get(reverse("home")).content.decode()
+        return len(queries), page
+
+    aggregated_job("first")
+    landing()  # warm-up: the first request of a session reads more (content types, the session's first save)
+    one, page = landing()
+    assert re.search(r"<strong>1</strong> labels to verify", page) and re.search(r"<strong>1</strong> of them with disagreement", page)
+    for name in ("second", "third", "fourth"):
+        aggregated_job(name)
+    four, page = landing()
+    assert re.search(r"<strong>4</strong> labels to verify", page) and re.search(r"<strong>4</strong> of them with disagreement", page)
+    assert four == one

@@ -68,3 +68,36 @@ def test_login_page_and_login(client, make_user):
     assert response.status_code == 302
     bad = client.post("/login/", {"username": "logme", "password": "wrong"})
     assert b"Wrong username or password." in bad.content
+
+
+@pytest.mark.django_db
+def test_the_session_user_comes_with_its_roles_in_one_statement(client, make_user, django_assert_num_queries):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.urls import reverse
+
+    from accounts.roles import user_with_roles
+
+    both = make_user("two-roles", "verifier")
+    grant(both, Role.RESEARCHER)
+    loaded = user_with_roles(both.pk)
+    assert loaded is not None and loaded.pk == both.pk and loaded.get_username() == "two-roles"
+    with django_assert_num_queries(0):  # read with the user
+        assert user_roles(loaded) == {"verifier", "researcher"}
+    plain = make_user("no-role")
+    assert user_roles(user_with_roles(plain.pk)) == set()  # a user in no group still loads (LEFT JOIN)
+    assert user_with_roles(10**9) is None
+    root = get_user_model().objects.create_superuser("root2", "r@example.org", "pw-for-tests-1")
+    assert user_roles(user_with_roles(root.pk)) == {"admin"}
+
+    client.force_login(both)
+    url = reverse("pipeline:job_start")  # researchers only
+    assert client.get(url).status_code == 200
+    with CaptureQueriesContext(connection) as captured:
+        client.get(url)
+    user_reads = [q["sql"] for q in captured.captured_queries if '"auth_user"' in q["sql"] or '"auth_group"' in q["sql"]]
+    assert len(user_reads) == 1 and "auth_user_groups" in user_reads[0]  # one statement: user and roles
+    both.groups.remove(Group.objects.get(name="researcher"))  # a revoked role counts from the next request
+    assert client.get(url).status_code == 403
+    get_user_model().objects.filter(pk=both.pk).update(is_active=False)  # an inactive user is logged out
+    assert client.get(url).status_code == 302

@@ -50,6 +50,13 @@ def membership_for(job: LabelingJob, user: User) -> Membership:
     return membership
 
 
+def membership_with_job(job_id: int, user: User) -> Membership | None:
+    """The user's membership of job ``job_id`` with its job in the same query (the labeling page
+    reads both on every request); None before the user's first question of that job."""
+    # job__pk, not job_id: the job's own pk lookup matches nothing for an id past bigint (hostile URLs)
+    return Membership.objects.select_related("job").filter(job__pk=job_id, annotator=user).first()
+
+
 def new_token() -> str:
     return secrets.token_urlsafe(18)
 

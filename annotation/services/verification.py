@@ -15,13 +15,14 @@ the three layers stay separate, and training/export read the verified layer.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
+from django.db.models import Case, Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
 
 from annotation.agreement import LABELS
 from annotation.models import AggregatedLabel, JobItem, Judgment, LabelingJob, Membership, VerifiedLabel
@@ -73,23 +74,47 @@ class QueueSnapshot:
     disagreement: np.ndarray  # bool
 
 
+def _snapshot_key(job: LabelingJob, version: str | None) -> str:
+    return f"quality:verify-order:{job.pk}:{job.created_at.timestamp()}:{version or '0'}"
+
+
+def snapshots(jobs: Sequence[LabelingJob]) -> dict[int, QueueSnapshot]:
+    """The snapshots of ``jobs`` by job id: two cache reads for all of them, and one query over
+    the aggregated labels of those whose snapshot was not cached (none when all are)."""
+    versions = cache.get_many([version_key(job.pk) for job in jobs])
+    keys = {job.pk: _snapshot_key(job, versions.get(version_key(job.pk))) for job in jobs}
+    found = cache.get_many(list(keys.values()))
+    missing = [pk for pk, key in keys.items() if key not in found]
+    if missing:
+        rows: dict[int, list[tuple[int, int, int]]] = {pk: [] for pk in missing}
+        ordered = _ordered(AggregatedLabel.objects.filter(item__job_id__in=missing))  # queue order inside each job
+        for job_id, *row in ordered.values_list("item__job_id", "item_id", "item__candidate_id", "disagreement"):  # type: ignore[misc]  # annotated above
+            rows[job_id].append(tuple(row))  # type: ignore[arg-type]
+        fresh = {keys[pk]: [np.array([r[i] for r in rows[pk]], dtype=np.int64) for i in range(3)] for pk in missing}
+        cache.set_many(fresh, SNAPSHOT_TTL)
+        found.update(fresh)
+    return {
+        pk: QueueSnapshot(item_ids=found[key][0], candidate_ids=found[key][1], disagreement=found[key][2].astype(bool))
+        for pk, key in keys.items()
+    }
+
+
 def snapshot(job: LabelingJob) -> QueueSnapshot:
-    version = cache.get(version_key(job.pk)) or "0"
-    key = f"quality:verify-order:{job.pk}:{job.created_at.timestamp()}:{version}"
-    data = cache.get(key)
-    if data is None:
-        ordered = _ordered(AggregatedLabel.objects.filter(item__job=job))
-        rows = list(ordered.values_list("item_id", "item__candidate_id", "disagreement"))  # type: ignore[misc]  # annotated above
-        data = [np.array([r[i] for r in rows], dtype=np.int64) for i in range(3)]
-        cache.set(key, data, SNAPSHOT_TTL)
-    return QueueSnapshot(item_ids=data[0], candidate_ids=data[1], disagreement=data[2].astype(bool))
+    return snapshots([job])[job.pk]
+
+
+def _verified_masks(snaps: dict[int, QueueSnapshot]) -> dict[int, np.ndarray]:
+    """For each job's snapshot, which of its items are verified: one query over the verified
+    labels of all the jobs' items."""
+    verified: dict[int, list[int]] = {pk: [] for pk in snaps}
+    rows = VerifiedLabel.objects.filter(candidate__job_items__job_id__in=list(snaps)).values_list("candidate__job_items__job_id", "candidate_id")
+    for job_id, candidate_id in rows:
+        verified[job_id].append(candidate_id)
+    return {pk: np.isin(snap.candidate_ids, np.array(verified[pk], dtype=np.int64)) for pk, snap in snaps.items()}
 
 
 def _verified_mask(job: LabelingJob, snap: QueueSnapshot) -> np.ndarray:
-    verified = np.fromiter(
-        VerifiedLabel.objects.filter(candidate__job_items__job=job).values_list("candidate_id", flat=True), dtype=np.int64
-    )
-    return np.isin(snap.candidate_ids, verified)
+    return _verified_masks({job.pk: snap})[job.pk]
 
 
 @dataclass
@@ -104,15 +129,28 @@ class QueueCounts:
         return round(100 * self.verified / self.aggregated) if self.aggregated else 0
 
 
-def queue_counts(job: LabelingJob) -> QueueCounts:
-    snap = snapshot(job)
-    done = _verified_mask(job, snap)
+def _counts(snap: QueueSnapshot, done: np.ndarray) -> QueueCounts:
     return QueueCounts(
         aggregated=len(done),
         verified=int(done.sum()),
         remaining=int((~done).sum()),
         disagreements_remaining=int((snap.disagreement & ~done).sum()),
     )
+
+
+def queue_counts(job: LabelingJob) -> QueueCounts:
+    snap = snapshot(job)
+    return _counts(snap, _verified_mask(job, snap))
+
+
+def jobs_with_queues() -> list[tuple[LabelingJob, QueueCounts]]:
+    """Every job with aggregated labels and its queue counts, in a constant number of queries
+    (the jobs, the verified labels, and the aggregated labels of jobs whose snapshot was not
+    cached), whatever the number of jobs: the verification index and the landing page."""
+    jobs = list(LabelingJob.objects.filter(Exists(AggregatedLabel.objects.filter(item__job=OuterRef("pk")))))  # newest first
+    snaps = snapshots(jobs)
+    masks = _verified_masks(snaps)
+    return [(job, _counts(snaps[job.pk], masks[job.pk])) for job in jobs]
 
 
 def queue_item_ids(job: LabelingJob) -> list[int]:

@@ -104,3 +104,36 @@ def test_verify_page_query_count_does_not_grow_with_the_lists(aggregated_job, ve
     with django_assert_max_num_queries(16):
         page = client.get(url)
     assert page.status_code == 200 and "Recently verified" in page.content.decode()
+
+
+def _aggregated(make_user, prefix: str):  # type: ignore[no-untyped-def]
+    u = [make_user(f"{prefix}{i}", "annotator") for i in range(3)]
+    job, items = make_job(name=f"job {prefix}")
+    judge(job, items[0], [(u[0], "aligned"), (u[1], "aligned"), (u[2], "notAligned")])  # a disagreement
+    judge(job, items[1], [(x, "aligned") for x in u])
+    job_agreement.write_aggregated_labels(job)
+    return job, items
+
+
+def test_jobs_with_queues_counts_every_job_in_a_constant_number_of_queries(make_user, verifier, django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    job, items = _aggregated(make_user, "a")
+    verification.verify(items[0], "aligned", verifier)
+    make_job(name="nothing aggregated")  # not listed
+    cache.clear()
+    with CaptureQueriesContext(connection) as one:
+        rows = verification.jobs_with_queues()
+    assert [(j.pk, (c.aggregated, c.verified, c.remaining, c.disagreements_remaining)) for j, c in rows] == [(job.pk, (2, 1, 1, 0))]
+    more = [_aggregated(make_user, p)[0] for p in ("b", "c", "d")]
+    cache.clear()
+    with CaptureQueriesContext(connection) as four:
+        rows = verification.jobs_with_queues()
+    assert len(four) == len(one) == 3  # jobs, aggregated labels of the uncached jobs, verified labels
+    assert [j.pk for j, _ in rows] == [j.pk for j in reversed([job, *more])]  # newest first
+    for j, counts in rows:  # the same counts as one job at a time
+        assert counts == verification.queue_counts(j)
+    with django_assert_num_queries(2):  # every snapshot cached: jobs, verified labels
+        verification.jobs_with_queues()
