@@ -54,7 +54,7 @@ docs = prepare_docs(tp, cfg, None)
 dev_docs = prepare_docs(dp, cfg, None)
 norm = fit_normalisation(docs, cfg.emission, cfg.context_features)
 mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
-oof, fold, state = pickle.loads(ROOT / "var" / "oof.pkl".read_bytes())
+oof, fold, state = pickle.loads((ROOT / "var" / "oof.pkl").read_bytes())
 model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden)
 model.load_state_dict(state)
 model.eval()
@@ -73,7 +73,7 @@ def flat(x):
 
 
 def cv_probs(XS, YS, seed=0):
-    out = [None] * len(XS)
+    out: list[np.ndarray] = [np.zeros(0)] * len(XS)
     for f in range(k):
         m = fit_classifier(
             [flat(XS[i]) for i in range(len(XS)) if fold[i] != f],
