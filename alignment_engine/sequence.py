@@ -28,6 +28,7 @@ import numpy as np
 
 from alignment_engine.rows import rows_from_matrix
 from alignment_engine.similarity import containment, similarity_matrix
+from alignment_engine.text import words
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
 NEG = -1e18
@@ -48,7 +49,14 @@ class SequenceConfig:
     neighbour_containment: float = 0.8
     neighbour_min_score: float = 0.15
     partial_len_ratio: float = 0.6
+    partial_len_unit: str = "words"  # length of a sentence for partial_len_ratio: "words" or "chars"
+    # > 0: also partial when one side has this many consecutive words the other lacks (measured, off:
+    # its constant cannot be chosen without English partial gold, and chosen per article it does not carry over)
+    partial_run_words: int = 0
     min_score: float = 0.0  # final filter on S for decoded pairs
+    # a sentence left unaligned joins the group beside it when its best match is that group's other side
+    # (the missed part of a split or merge); it must score at least this much (<= 0: off)
+    orphan_min_score: float = 0.25
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -170,9 +178,61 @@ def decode_pairs(scores: np.ndarray, cont_s: np.ndarray, cont_c: np.ndarray, con
     near[:-1, :] |= chosen[1:, :]
     covered = np.maximum(cont_s, cont_c) >= config.neighbour_containment
     chosen |= near & covered & (scores >= config.neighbour_min_score)
+    if config.orphan_min_score > 0:
+        chosen |= adopt_orphans(chosen, scores, config.orphan_min_score)
     if config.min_score > 0:
         chosen &= scores >= config.min_score
     return chosen
+
+
+def adopt_orphans(chosen: np.ndarray, scores: np.ndarray, min_score: float) -> np.ndarray:
+    """Pairs that attach an unaligned sentence to the group beside it (the missed part of a split or merge).
+
+    An unaligned complex sentence j whose best simple sentence i (the column maximum) is aligned to the
+    neighbouring complex sentence j - 1 or j + 1 joins that group, and likewise an unaligned simple sentence
+    whose best complex sentence is aligned to its neighbouring simple sentence; the pair must score at
+    least ``min_score``. Decided on ``chosen`` as given, so adopted pairs do not adopt further ones.
+    """
+    m, n = chosen.shape
+    out = np.zeros_like(chosen)
+    if m == 0 or n == 0:
+        return out
+    # complex side: columns without a pair
+    beside_c = np.zeros_like(chosen)
+    beside_c[:, 1:] |= chosen[:, :-1]
+    beside_c[:, :-1] |= chosen[:, 1:]
+    best_i = scores.argmax(axis=0)
+    cols = np.flatnonzero(~chosen.any(axis=0))
+    keep = cols[(scores[best_i[cols], cols] >= min_score) & beside_c[best_i[cols], cols]]
+    out[best_i[keep], keep] = True
+    # simple side: rows without a pair
+    beside_s = np.zeros_like(chosen)
+    beside_s[1:, :] |= chosen[:-1, :]
+    beside_s[:-1, :] |= chosen[1:, :]
+    best_j = scores.argmax(axis=1)
+    rows = np.flatnonzero(~chosen.any(axis=1))
+    keep = rows[(scores[rows, best_j[rows]] >= min_score) & beside_s[rows, best_j[rows]]]
+    out[keep, best_j[keep]] = True
+    return out
+
+
+def sentence_lengths(texts: list[str], unit: str) -> np.ndarray:
+    """Length of each sentence in words (``\\w+`` tokens) or characters, at least 1."""
+    if unit == "words":
+        return np.array([max(len(words(t)), 1) for t in texts], dtype=np.float64)
+    if unit == "chars":
+        return np.array([max(len(t), 1) for t in texts], dtype=np.float64)
+    raise ValueError(f"unknown partial_len_unit {unit!r} (words or chars)")
+
+
+def longest_unmatched_run(text: str, other: str) -> int:
+    """The most consecutive words of ``text`` that do not occur in ``other`` (a clause the other side lacks)."""
+    vocab = set(words(other))
+    best = cur = 0
+    for w in words(text):
+        cur = 0 if w in vocab else cur + 1
+        best = max(best, cur)
+    return best
 
 
 def label_pairs(chosen: np.ndarray, simple: list[str], complex: list[str], config: SequenceConfig) -> np.ndarray:
@@ -182,10 +242,16 @@ def label_pairs(chosen: np.ndarray, simple: list[str], complex: list[str], confi
         return np.zeros((m, n), dtype=bool)
     per_row = chosen.sum(axis=1, keepdims=True)
     per_col = chosen.sum(axis=0, keepdims=True)
-    ls = np.array([max(len(t), 1) for t in simple], dtype=np.float64).reshape(-1, 1)
-    lc = np.array([max(len(t), 1) for t in complex], dtype=np.float64).reshape(1, -1)
+    ls = sentence_lengths(simple, config.partial_len_unit).reshape(-1, 1)
+    lc = sentence_lengths(complex, config.partial_len_unit).reshape(1, -1)
     ratio = np.minimum(ls, lc) / np.maximum(ls, lc)
-    return chosen & (per_row <= 1) & (per_col <= 1) & (ratio >= config.partial_len_ratio)
+    full = chosen & (per_row <= 1) & (per_col <= 1) & (ratio >= config.partial_len_ratio)
+    if config.partial_run_words > 0:
+        for i, j in zip(*np.nonzero(full), strict=True):
+            run = max(longest_unmatched_run(simple[i], complex[j]), longest_unmatched_run(complex[j], simple[i]))
+            if run >= config.partial_run_words:
+                full[i, j] = False
+    return full
 
 
 def align_document(pair: DocPair, config: SequenceConfig) -> list[Alignment]:

@@ -34,7 +34,7 @@ def main() -> int:
         for k, (pairs, gold) in data.items():
             rows = [a for doc in SequenceAligner(cfg).align(pairs) for a in doc]
             r = evaluate(gold, rows, pairs)
-            line.append(f"{k}: Task 1 F1 {r['task1']['f1']:.3f}, Task 2 F1 {r['task2']['f1']:.3f} "
+            line.append(f"{k}: Task 1 F1 {r['task1']['f1']:.4f}, Task 2 F1 {r['task2']['f1']:.4f} "
                         f"(P {r['task2']['precision']:.3f} R {r['task2']['recall']:.3f})")
         print(" | ".join(line), flush=True)
     return 0

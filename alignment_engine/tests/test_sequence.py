@@ -5,7 +5,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alignment_engine.sequence import SequenceAligner, SequenceConfig, transition_matrix, viterbi
+from alignment_engine.sequence import (
+    SequenceAligner,
+    SequenceConfig,
+    adopt_orphans,
+    label_pairs,
+    longest_unmatched_run,
+    transition_matrix,
+    viterbi,
+)
 from alignment_engine.types import DocPair
 
 
@@ -58,6 +66,43 @@ def test_sequence_aligner_empty_and_one_sentence():
     assert out[0] == []
     assert [(a.label, a.simple_id, a.complex_id) for a in out[1]] == [("aligned", "o-0-0-0", "o-1-0-0")]
     assert calls == [(1, 2), (2, 2)]
+
+
+def test_adopt_orphans_attaches_the_missed_part_of_a_merge_and_a_split():
+    chosen = np.zeros((3, 3), dtype=bool)
+    chosen[0, 0] = True
+    scores = np.array([[0.8, 0.4, 0.0],
+                       [0.0, 0.1, 0.0],
+                       [0.3, 0.0, 0.1]])
+    got = adopt_orphans(chosen, scores, 0.25)
+    # complex 1 is unaligned, its best simple sentence 0 is aligned to complex 0 beside it: a merge part
+    assert got[0, 1]
+    # simple 2 is unaligned and its best complex 0 is aligned, but to simple 0, not to a neighbour of simple 2
+    assert not got[2, 0]
+    # simple 1 is unaligned, its best complex 1 is not aligned to simple 0 or 2: no group beside it
+    assert got.sum() == 1
+    assert not adopt_orphans(chosen, scores, 0.5).any()  # below the minimum score
+    chosen[1, 0] = True  # now simple 2 sits beside a pair of complex 0, and its best complex is 0
+    assert adopt_orphans(chosen, scores, 0.25)[2, 0]
+
+
+def test_partial_length_ratio_counts_words_and_runs_of_missing_words():
+    simple = ["Dávila agrees.", "The plan was approved."]
+    complex_ = ["This point is supported by Dávila.",
+                "The plan was approved on Monday by the council of the city of Seville in a long session."]
+    chosen = np.eye(2, dtype=bool)
+    words_cfg = SequenceConfig()
+    assert words_cfg.partial_len_unit == "words"
+    full = label_pairs(chosen, simple, complex_, words_cfg)
+    assert not full[0, 0] and not full[1, 1]  # 2 of 6 words, 4 of 18 words
+    assert longest_unmatched_run(complex_[1], simple[1]) == 7  # "city of Seville in a long session"
+    assert longest_unmatched_run(simple[1], complex_[1]) == 0
+    lenient = SequenceConfig(partial_len_ratio=0.0)
+    assert label_pairs(chosen, simple, complex_, lenient).tolist() == chosen.tolist()
+    strict = SequenceConfig(partial_len_ratio=0.0, partial_run_words=7)
+    assert label_pairs(chosen, simple, complex_, strict).tolist() == [[True, False], [False, False]]
+    with pytest.raises(ValueError, match="partial_len_unit"):
+        label_pairs(chosen, simple, complex_, SequenceConfig(partial_len_unit="bytes"))
 
 
 @pytest.mark.parametrize(("corpus", "floor"), [("onestopenglish-gold-dev", 0.976), ("deplain-web", 0.6)])
