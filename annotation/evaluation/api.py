@@ -87,7 +87,7 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet[Study]):
     def results(self, request: Request, pk: str | None = None) -> Response:
         """Scores, intervals, pairwise tests, agreement, balance, controls, metrics (researchers)."""
         study = self.get_object()
-        return Response(_finite(ResultsSerializer(results.study_results(study).as_dict()).data))
+        return Response(_finite(ResultsSerializer(results.cached_study_results(study).as_dict()).data))
 
     @extend_schema(responses={200: StudyLedgerSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
     @action(detail=True, methods=["get"], permission_classes=[IsResearcher])

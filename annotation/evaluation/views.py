@@ -167,7 +167,7 @@ def export_file(request: HttpRequest, study_id: int, number: int, name: str) -> 
 @role_required(Role.RESEARCHER)
 def study_results(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
-    res = results.study_results(study)
+    res = results.cached_study_results(study)
     design = DESIGNS[study.design]
     panels = [(results.dimension_label(dim), [
         (system, *(lambda s: (s.mean, s.ci_low, s.ci_high) if s else (float("nan"),) * 3)(res.score(system, dim)))
