@@ -154,14 +154,20 @@ def backend() -> str:
     return "torch" if _onnx_session() is None else "onnx"
 
 
-def hidden_states(ids: Sequence[Sequence[int]]) -> np.ndarray:
-    """Layer-``LAYER`` token states of one right-padded batch of token-id lists."""
+def padded(ids: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(input ids, attention mask) of token-id lists, right-padded with 0 to the longest."""
     width = max(len(t) for t in ids)
     input_ids = np.zeros((len(ids), width), dtype=np.int64)
     mask = np.zeros((len(ids), width), dtype=np.int64)
     for i, tokens in enumerate(ids):
         input_ids[i, : len(tokens)] = tokens
         mask[i, : len(tokens)] = 1
+    return input_ids, mask
+
+
+def hidden_states(ids: Sequence[Sequence[int]]) -> np.ndarray:
+    """Layer-``LAYER`` token states of one right-padded batch of token-id lists."""
+    input_ids, mask = padded(ids)
     session = _onnx_session()
     if session is None:
         return _torch_hidden(input_ids, mask)

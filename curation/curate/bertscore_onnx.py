@@ -53,12 +53,7 @@ def export(target: Path) -> float:
             return out.last_hidden_state if last else out.hidden_states[bertscore.LAYER]  # type: ignore[no-any-return]
 
     ids = bertscore.tokenize(PROBES)
-    width = max(len(t) for t in ids)
-    input_ids = np.zeros((len(ids), width), dtype=np.int64)
-    mask = np.zeros((len(ids), width), dtype=np.int64)
-    for i, tokens in enumerate(ids):
-        input_ids[i, : len(tokens)] = tokens
-        mask[i, : len(tokens)] = 1
+    input_ids, mask = bertscore.padded(ids)
     target.parent.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent.parent))
     traced = staging / "traced.onnx"
