@@ -10,7 +10,7 @@ from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 
 from alignment_engine.ids import sentence_id
-from curation.curate.splits import SharedText, shared_across_splits
+from curation.curate.splits import SharedText, count_shared_across_splits, shared_across_splits
 from curation.models import Article, Corpus, Document, DocumentPair, Sentence
 
 
@@ -75,3 +75,9 @@ def article_sentence_texts(corpus: Corpus) -> Iterator[tuple[str, str]]:
 def split_leaks(corpus: Corpus, split_of: Mapping[str, str], min_tokens: int = 1) -> list[SharedText]:
     """Sentence texts of ``corpus`` found in more than one split of ``split_of`` (slug -> split)."""
     return shared_across_splits(article_sentence_texts(corpus), split_of, min_tokens)
+
+
+def count_split_leaks(corpus: Corpus, split_of: Mapping[str, str], limit: int) -> tuple[int, list[SharedText]]:
+    """How many sentence texts of ``corpus`` are in more than one split, and the first ``limit``
+    of them (as :func:`split_leaks`), in memory bounded by the distinct texts (export cards)."""
+    return count_shared_across_splits(lambda: article_sentence_texts(corpus), split_of, limit)

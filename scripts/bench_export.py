@@ -206,6 +206,9 @@ def main() -> None:
                              "otherwise), complex texts from a pool of 100,000: the filters then keep and score real shares")
     parser.add_argument("--only-filtered", action="store_true", help="skip the unfiltered exports")
     parser.add_argument("--db", default=BENCH_DB, help=f"database (default {BENCH_DB}; dropped and created unless --reuse)")
+    parser.add_argument("--profile", default="", help="write a cProfile of each export to PATH.FORMAT.prof (the export only, in its child)")
+    parser.add_argument("--tracemalloc", type=int, default=0, metavar="N",
+                        help="trace Python allocations in each export and print the N largest sites still held at its end")
     parser.add_argument("--export", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--filters", default="{}", help=argparse.SUPPRESS)
     parser.add_argument("--ids", default="", help=argparse.SUPPRESS)
@@ -216,7 +219,25 @@ def main() -> None:
     if args.export:  # child process: one export
         _setup_django(url, args.exports_dir)
         corpus_id, run_id = (int(x) for x in args.ids.split(","))
-        print(json.dumps(export_once(args.export, corpus_id, run_id, json.loads(args.filters))))
+        profiler = None
+        if args.profile:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+        if args.tracemalloc:
+            import tracemalloc
+
+            tracemalloc.start(8)
+        result = export_once(args.export, corpus_id, run_id, json.loads(args.filters))
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(f"{args.profile}.{args.export}.prof")
+        if args.tracemalloc:
+            for stat in tracemalloc.take_snapshot().statistics("traceback")[: args.tracemalloc]:
+                print(f"tracemalloc {stat.size / 2**20:.1f} MiB in {stat.count} blocks:", *stat.traceback.format()[-4:], sep="\n  ",
+                      file=sys.stderr)
+        print(json.dumps(result))
         return
 
     exports = tempfile.mkdtemp(prefix="bench-export-")
@@ -255,9 +276,11 @@ def main() -> None:
     for fmt, filters in plans:
         out = subprocess.run(
             [sys.executable, __file__, "--server", args.server, "--db", args.db, "--export", fmt, "--filters", json.dumps(filters),
-             "--ids", ids, "--exports-dir", exports],
+             "--ids", ids, "--exports-dir", exports, "--profile", args.profile, "--tracemalloc", str(args.tracemalloc)],
             check=True, capture_output=True, text=True,
         )
+        if out.stderr and args.tracemalloc:
+            print(out.stderr, file=sys.stderr)
         r = json.loads(out.stdout.strip().splitlines()[-1])
         print(f"{r['format']:8} {','.join(r['filters']) or '-':24} {r['rows_in']:>9} {r['rows_out']:>9} {r['seconds']:>8} {r['cpu_s']:>7} "
               f"{r['rows_per_s']:>9} {r['peak_rss_mib']:>12} {r['bytes'] / 2**20:>8.1f}"

@@ -50,11 +50,10 @@ def _sentence_ngrams(text: str) -> tuple[frozenset[object], int]:
     t = tokenize(text.lower())
     grams: list[object] = [*t, *zip(t, t[1:], strict=False), *zip(t, t[1:], t[2:], strict=False),
                            *zip(t, t[1:], t[2:], t[3:], strict=False)]
-    unique = frozenset(grams)
-    if len(unique) == len(grams):
-        return unique, len(grams)
-    repeats = [(gram, k) for gram, count in Counter(grams).items() if count > 1 for k in range(2, count + 1)]
-    return unique.union(repeats), len(grams)
+    counts = Counter(grams)  # one C-level pass; its keys are the distinct n-grams
+    if len(counts) == len(grams):
+        return frozenset(counts), len(grams)
+    return frozenset(counts).union([(g, k) for g, c in counts.items() if c > 1 for k in range(2, c + 1)]), len(grams)
 
 
 def sentence_gleu(hypothesis: str, reference: str) -> float:

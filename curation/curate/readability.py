@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import repeat
 
 import pyphen
 
@@ -38,11 +39,11 @@ def _syllables(word: str, language: str) -> int:
 
 def _rates(text: str, language: str) -> tuple[float, float] | None:
     """``(words per sentence, syllables per word)``, or None for a text without words."""
-    tokens = [w.lower() for w in WORD.findall(text)]
+    tokens = list(map(str.lower, WORD.findall(text)))
     if not tokens:
         return None
     sentences = max(1, len(SENTENCE_END.findall(text)))
-    syllables = sum(_syllables(w, language) for w in tokens)
+    syllables = sum(map(_syllables, tokens, repeat(language)))  # no generator frame per word
     return len(tokens) / sentences, syllables / len(tokens)
 
 

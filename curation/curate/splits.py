@@ -12,9 +12,10 @@ test article. Exports and retraining both split with :func:`assign_splits`;
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from alignment_engine.text import count_tokens
@@ -111,3 +112,32 @@ def shared_across_splits(
         for text, by_split in sorted(seen.items())
         if len(by_split) > 1
     ]
+
+
+def count_shared_across_splits(
+    texts: Callable[[], Iterable[tuple[str, str]]], split_of: Mapping[str, str], limit: int, min_tokens: int = 1
+) -> tuple[int, list[SharedText]]:
+    """``(len(leaks), leaks[:limit])`` for ``leaks = shared_across_splits(texts(), ...)``, in
+    bounded memory: the first pass keeps one split name per distinct text (not its article
+    sets and the sorted list of every leak), a second pass over ``texts()`` collects the
+    articles of the ``limit`` first leaked texts only (skipped when nothing leaks)."""
+    first_split: dict[str, str | None] = {}  # text -> its one split so far; None once in two
+    for key, text in texts():
+        split = split_of.get(key)
+        if split is None:
+            continue
+        norm = " ".join(text.split())
+        if min_tokens > 1 and count_tokens(norm) < min_tokens:
+            continue
+        seen = first_split.setdefault(norm, split)
+        if seen is not None and seen != split:
+            first_split[norm] = None
+    shared = [text for text, split in first_split.items() if split is None]
+    del first_split
+    count = len(shared)
+    listed = frozenset(heapq.nsmallest(limit, shared))
+    del shared
+    if not listed:
+        return count, []
+    rows = ((key, text) for key, text in texts() if " ".join(text.split()) in listed)
+    return count, shared_across_splits(rows, split_of, min_tokens)

@@ -6,11 +6,12 @@ the intermediate text."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from curation.curate.splits import assign_splits, parse_ratios, shared_across_splits
+from curation.curate.splits import assign_splits, count_shared_across_splits, parse_ratios, shared_across_splits
 from curation.importers.run import run_import
 from curation.models import Article, Document, DocumentPair
 from curation.queries import split_leaks
@@ -128,3 +129,15 @@ def test_check_command_reports_a_leak(write_file):
             assert "2 sentence text(s) shared across splits" in str(exc)
             leaked = True
     assert leaked
+
+
+def test_count_shared_across_splits_equals_the_full_list():
+    rng = random.Random(5)
+    texts = [(f"a{rng.randrange(30)}", f"Sentence  {rng.randrange(60)} here.") for _ in range(400)]
+    split_of = {f"a{i}": ("train", "dev", "test")[i % 3] for i in range(28)}  # a28, a29 unknown
+    full = shared_across_splits(texts, split_of)
+    assert len(full) > 5
+    assert count_shared_across_splits(lambda: iter(texts), split_of, limit=5) == (len(full), full[:5])
+    assert count_shared_across_splits(lambda: iter(texts), split_of, limit=5, min_tokens=4) == (
+        len(shared_across_splits(texts, split_of, min_tokens=4)), shared_across_splits(texts, split_of, min_tokens=4)[:5])
+    assert count_shared_across_splits(lambda: iter(texts), dict.fromkeys(split_of, "train"), limit=5) == (0, [])

@@ -13,7 +13,7 @@ from typing import Any
 from curation.curate import phenomena as ph
 from curation.curate.filters import Filter
 from curation.curate.rows import Row
-from curation.queries import split_leaks
+from curation.queries import count_split_leaks
 from pipeline.exports.parameters import Params
 from pipeline.models import ExportedDataset
 
@@ -82,8 +82,8 @@ def build_card(
     splits: dict[str, Any] = {"ratios": params.splits, "seed": params.seed, "articles": with_rows,
                               "articles_assigned": dict(sorted(assigned.items()))}
     if params.splits:  # the leak check: sentence texts in two splits (0 when article groups are right)
-        leaks = split_leaks(dataset.corpus, split_of)
-        splits["shared_sentences"] = {"count": len(leaks), "examples": [leak.as_dict() for leak in leaks[:5]]}
+        count, examples = count_split_leaks(dataset.corpus, split_of, limit=5)
+        splits["shared_sentences"] = {"count": count, "examples": [leak.as_dict() for leak in examples]}
     return {
         "card_version": 1,
         "kind": dataset.kind,
