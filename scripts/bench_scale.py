@@ -395,9 +395,24 @@ def time_pages(urls: list[tuple[str, str]], repeat: int) -> list[dict[str, Any]]
     return rows
 
 
-def synthetic_main(args: argparse.Namespace) -> None:
+def finish(args: argparse.Namespace, corpus: Any, runs: list[Any], export_id: int | None) -> None:
+    """Time every page and API list, write --json, and drop the database unless --keep."""
     from django.db import connections
 
+    print("pages (in process, Django test client):", flush=True)
+    RESULTS["pages"] = time_pages(page_urls(corpus, runs, export_id), args.repeat)
+    RESULTS["load_end"] = load()
+    slow = [p["page"] for p in RESULTS["pages"] if p["p95_ms"] >= 300]
+    print(f"pages at or over 300 ms p95: {', '.join(slow) or 'none'}; load {load()}", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(RESULTS, indent=1) + "\n", encoding="utf-8")
+    connections.close_all()
+    if not args.keep:
+        with _admin(args.server) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {args.db} WITH (FORCE)")
+
+
+def synthetic_main(args: argparse.Namespace) -> None:
     from curation.models import Corpus
     from pipeline.models import AlignmentRun, Job
     from pipeline.services import align_corpus, corpus_stats
@@ -423,17 +438,7 @@ def synthetic_main(args: argparse.Namespace) -> None:
         return {"runs": len(runs), "predictions_per_run": first.prediction_count, "store_stats_s": [round(t, 2) for t in times]}
 
     phase("runs (SQL)", make_runs)
-    print("pages (in process, Django test client):", flush=True)
-    RESULTS["pages"] = time_pages(page_urls(corpus, runs, None), args.repeat)
-    RESULTS["load_end"] = load()
-    slow = [p["page"] for p in RESULTS["pages"] if p["p95_ms"] >= 300]
-    print(f"pages at or over 300 ms p95: {', '.join(slow) or 'none'}; load {load()}", flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps(RESULTS, indent=1) + "\n", encoding="utf-8")
-    connections.close_all()
-    if not args.keep:
-        with _admin(args.server) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {args.db} WITH (FORCE)")
+    finish(args, corpus, runs, None)
 
 
 def main() -> None:
@@ -632,20 +637,10 @@ def main() -> None:
         return dict(exported)
 
     phase("export", export)
-    print("pages (in process, Django test client):", flush=True)
-    RESULTS["pages"] = time_pages(page_urls(corpus, runs, exported.get("export_id")), args.repeat)
-    RESULTS["load_end"] = load()
-    slow = [p["page"] for p in RESULTS["pages"] if p["p95_ms"] >= 300]
-    print(f"pages at or over 300 ms p95: {', '.join(slow) or 'none'}; load {load()}", flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps(RESULTS, indent=1) + "\n", encoding="utf-8")
-    connections.close_all()
     import shutil
 
     shutil.rmtree(work, ignore_errors=True)
-    if not args.keep:
-        with _admin(args.server) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {args.db} WITH (FORCE)")
+    finish(args, corpus, runs, exported.get("export_id"))
 
 
 if __name__ == "__main__":
