@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from alignment_engine.text import count_tokens
@@ -90,6 +90,21 @@ class SharedText:
         return {"text": self.text, "articles": self.articles}
 
 
+def _split_texts(
+    texts: Iterable[tuple[str, str]], split_of: Mapping[str, str], min_tokens: int
+) -> Iterator[tuple[str, str, str]]:
+    """(article key, its split, whitespace-normalised text) for the keys in ``split_of`` and
+    texts of at least ``min_tokens`` tokens."""
+    for key, text in texts:
+        split = split_of.get(key)
+        if split is None:
+            continue
+        norm = " ".join(text.split())
+        if min_tokens > 1 and count_tokens(norm) < min_tokens:
+            continue
+        yield key, split, norm
+
+
 def shared_across_splits(
     texts: Iterable[tuple[str, str]], split_of: Mapping[str, str], min_tokens: int = 1
 ) -> list[SharedText]:
@@ -99,13 +114,7 @@ def shared_across_splits(
     ``min_tokens`` > 1 leaves short texts out (``Yes.`` may honestly occur in many articles).
     Sorted by text; an empty list means no sentence leaks from one split into another."""
     seen: dict[str, dict[str, set[str]]] = {}
-    for key, text in texts:
-        split = split_of.get(key)
-        if split is None:
-            continue
-        norm = " ".join(text.split())
-        if min_tokens > 1 and count_tokens(norm) < min_tokens:
-            continue
+    for key, split, norm in _split_texts(texts, split_of, min_tokens):
         seen.setdefault(norm, {}).setdefault(split, set()).add(key)
     return [
         SharedText(text, {split: sorted(keys) for split, keys in sorted(by_split.items())})
@@ -122,13 +131,7 @@ def count_shared_across_splits(
     sets and the sorted list of every leak), a second pass over ``texts()`` collects the
     articles of the ``limit`` first leaked texts only (skipped when nothing leaks)."""
     first_split: dict[str, str | None] = {}  # text -> its one split so far; None once in two
-    for key, text in texts():
-        split = split_of.get(key)
-        if split is None:
-            continue
-        norm = " ".join(text.split())
-        if min_tokens > 1 and count_tokens(norm) < min_tokens:
-            continue
+    for _key, split, norm in _split_texts(texts(), split_of, min_tokens):
         seen = first_split.setdefault(norm, split)
         if seen is not None and seen != split:
             first_split[norm] = None

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from alignment_engine.ids import pair_id_problem, sentence_id
 from alignment_engine.text import split_sentences
-from curation.importers.reading import check_text, read_bytes
+from curation.importers.reading import check_text, line_of, read_bytes
 from curation.importers.types import ImportFailed, ImportOptions, ParsedAlignment, ParsedArticle, ParsedDocument
 
 COLUMNS = (
@@ -109,8 +109,7 @@ def _decode(path: Path) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        column = exc.start - data.rfind(b"\n", 0, exc.start)
+        line, column = line_of(data, exc.start)
         raise ImportFailed(path, line, f"not valid UTF-8 (byte {column} of the line)") from None
     check_text(path, text)
     return text

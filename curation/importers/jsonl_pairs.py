@@ -34,10 +34,13 @@ from curation.importers.types import (
     ParsedArticle,
     ParsedDocument,
 )
+from curation.importers.writer import column_max
+from curation.models import Article, Document
 
 SHARED_MIN_TOKENS = 4  # shorter sentences ("Yes.", "Photo: AP") do not join two articles
-TITLE_MAX = 500  # Article.title / Document.title
-ARTICLE_MAX = 200  # Article.slug
+# the column widths (as the writer checks them), read from the models, not written again here
+TITLE_MAX = min(column_max(Article, "title"), column_max(Document, "title"))
+ARTICLE_MAX = column_max(Article, "slug")
 
 
 @dataclass

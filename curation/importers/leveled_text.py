@@ -154,6 +154,11 @@ def raw_hash(levels: dict[int, tuple[Path, str]], title: str, options: ImportOpt
     return digest_of(parts)
 
 
+def _source(levels: dict[int, tuple[Path, str]]) -> str:
+    """An article's source: the folder of its files."""
+    return str(next(iter(levels.values()))[0].parent)
+
+
 PARSE_BATCH = 200  # articles split per round of the pool (bounds what is held at once)
 
 
@@ -168,7 +173,7 @@ def records(
     for slug, levels in sorted(groups.items()):
         digest = raw_hash(levels, titles[slug], options)
         if known.get(slug) == digest:
-            yield UnchangedArticle(slug=slug, raw_hash=digest, source=str(next(iter(levels.values()))[0].parent))
+            yield UnchangedArticle(slug=slug, raw_hash=digest, source=_source(levels))
         else:
             todo.append((slug, digest))
     for start in range(0, len(todo), PARSE_BATCH):
@@ -185,7 +190,7 @@ def records(
                     raise ImportFailed(file, None, "the file holds no text")
                 documents.append(ParsedDocument(level=level, level_label=label, paragraphs=paragraphs, title=titles[slug]))
             yield ParsedArticle(
-                slug=slug, title=titles[slug], source=str(next(iter(levels.values()))[0].parent), documents=documents,
+                slug=slug, title=titles[slug], source=_source(levels), documents=documents,
                 raw_hash=digest,
             )
 

@@ -45,7 +45,7 @@ def length_problem(value: str, limit: int, what: str) -> str | None:
     return None
 
 
-def _line_of(data: bytes, offset: int) -> tuple[int, int]:
+def line_of(data: bytes, offset: int) -> tuple[int, int]:
     """1-based line and byte-in-line of ``offset`` in ``data``."""
     return data.count(b"\n", 0, offset) + 1, offset - data.rfind(b"\n", 0, offset)
 
@@ -59,7 +59,7 @@ def read_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
         while chunk := handle.read(CHUNK):
             nul = chunk.find(b"\x00")
             if nul >= 0:
-                line, _ = _line_of(chunk, nul)
+                line, _ = line_of(chunk, nul)
                 raise ImportFailed(path, lines + line, f"a NUL byte at byte {size + nul + 1} of the file (a binary file, not text)")
             size += len(chunk)
             if size > limit:
@@ -96,7 +96,7 @@ def read_text(path: Path) -> str:
         try:
             check_text(path, text)
         except ImportFailed:
-            line, byte = _line_of(data, utf8_error.start)
+            line, byte = line_of(data, utf8_error.start)
             raise ImportFailed(path, line, f"not text: invalid UTF-8 at byte {byte} of the line, and control characters as Windows-1252") from None
     check_text(path, text)
     return text

@@ -135,24 +135,24 @@ def _run(path: Path, options: ImportOptions, user: Any, progress: Progress | Non
         written = 0
         total = 0
 
-        def flush_articles() -> None:
+        def count_written(n: int) -> None:
             nonlocal written
+            written += n
+            if progress is not None:
+                progress(written, max(total, written))
+
+        def flush_articles() -> None:
             if articles:
                 writer.articles(articles)
-                written += len(articles)
+                count_written(len(articles))
                 articles.clear()
-                if progress is not None:
-                    progress(written, max(total, written))
 
         def flush_rows() -> None:
-            nonlocal written
             flush_articles()  # alignments refer to the pairs of the articles before them
             if rows:
                 writer.alignments(rows)
-                written += len(rows)
+                count_written(len(rows))
                 rows.clear()
-                if progress is not None:
-                    progress(written, max(total, written))
 
         for record in PARSERS[options.format](path, options, known):
             if isinstance(record, Expected):

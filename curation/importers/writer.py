@@ -54,13 +54,13 @@ USE_COPY = True
 SENTENCE_COLUMNS = ("document_id", "paragraph_id", "paragraph_position", "position", "doc_position", "text", "token_count", "source_id")
 
 
-def _max(model: Any, name: str) -> int:
+def column_max(model: Any, name: str) -> int:
     return int(model._meta.get_field(name).max_length)
 
 
 def check_options(path: Path, options: ImportOptions) -> None:
     """The corpus name and language fit their columns and hold no control characters."""
-    for value, limit, what in ((options.corpus, _max(Corpus, "name"), "corpus name"), (options.language, _max(Corpus, "language"), "language")):
+    for value, limit, what in ((options.corpus, column_max(Corpus, "name"), "corpus name"), (options.language, column_max(Corpus, "language"), "language")):
         problem = ("is empty" if not value.strip() else None) or control_problem(value) or length_problem(value, limit, what)
         if problem:
             raise ImportFailed(path, None, f"{what}: {problem}")
@@ -69,14 +69,14 @@ def check_options(path: Path, options: ImportOptions) -> None:
 def check_article(article: ParsedArticle) -> None:
     """Every value of a parsed article fits its column (the problem names the article's file:line)."""
     checks: list[tuple[str, int, str]] = [
-        (article.slug, _max(Article, "slug"), "article slug"),
-        (article.title, _max(Article, "title"), "title"),
+        (article.slug, column_max(Article, "slug"), "article slug"),
+        (article.title, column_max(Article, "title"), "title"),
     ]
     for doc in article.documents:
-        checks += [(doc.title, _max(Document, "title"), f"title of level {doc.level_label!r}"),
-                   (doc.level_label, _max(Document, "level_label"), "level label")]
+        checks += [(doc.title, column_max(Document, "title"), f"title of level {doc.level_label!r}"),
+                   (doc.level_label, column_max(Document, "level_label"), "level label")]
         for ids in doc.source_ids or []:
-            checks += [(sid, _max(Sentence, "source_id"), "sentence id") for sid in ids]
+            checks += [(sid, column_max(Sentence, "source_id"), "sentence id") for sid in ids]
     for value, limit, what in checks:
         problem = control_problem(value) or length_problem(value, limit, what)
         if problem:
@@ -281,7 +281,7 @@ def write_articles(
 
     # articles, documents and pairs as plain values: COPY on PostgreSQL (model objects were
     # half of the writer's time for a JSONL of many small articles), bulk_create elsewhere
-    source_max = _max(Article, "source")
+    source_max = column_max(Article, "source")
     article_values = [
         (corpus.pk, a.slug, a.title, a.source[:source_max], a.content_hash(), a.raw_hash, a.meta) for a in fresh
     ]
@@ -355,7 +355,7 @@ def write_alignments(
             raise ImportFailed(row.source, row.line, f"ids {row.simple_id!r} and {row.complex_id!r} are from different pairs")
         if row.score is not None and not math.isfinite(row.score):
             raise ImportFailed(row.source, row.line, f"score {row.score!r} is not a finite number")
-        problem = length_problem(row.source_label, _max(ReferenceAlignment, "source_label"), "label")
+        problem = length_problem(row.source_label, column_max(ReferenceAlignment, "source_label"), "label")
         if problem:
             raise ImportFailed(row.source, row.line, problem)
         parsed.append((row, keys[0], keys[1]))
@@ -390,7 +390,7 @@ def write_alignments(
             score=row.score,
             role=options.role,
             source_label=row.source_label,
-            source=Path(row.source).name[: _max(ReferenceAlignment, "source")],
+            source=Path(row.source).name[: column_max(ReferenceAlignment, "source")],
         )
     existing = {
         (ra.simple_id, ra.complex_id): ra
@@ -441,7 +441,7 @@ class ImportWriter:
 
     def finish(self) -> ImportSummary:
         ImportRecord.objects.create(
-            corpus=self.corpus, format=self.options.format, source=self.summary.source[: _max(ImportRecord, "source")],
+            corpus=self.corpus, format=self.options.format, source=self.summary.source[: column_max(ImportRecord, "source")],
             created_by=self.user if self.user and self.user.is_authenticated else None, summary=self.summary.as_dict(),
         )
         return self.summary

@@ -148,8 +148,10 @@ def test_malformed_plan_names_file_line_problem_and_writes_nothing(write_file, n
 @pytest.mark.django_db
 def test_plan_bad_utf8_and_empty_file(write_file):
     bad = write_file("plan_doc_7.csv", plan_csv().encode("utf-8").replace(b"Kurz", b"K\xfcrz"))
-    with pytest.raises(ImportFailed, match=r"plan_doc_7.csv:5: not valid UTF-8"):
+    with pytest.raises(ImportFailed, match=r"plan_doc_7.csv:5: not valid UTF-8") as info:
         run_import(bad, options("deplain", language="de"))
+    column = bad.read_bytes().split(b"\n")[4].index(b"\xfc") + 1
+    assert f"(byte {column} of the line)" in info.value.problem
     empty = write_file("plan_doc_8.csv", "")
     with pytest.raises(ImportFailed, match="empty file"):
         run_import(empty, options("deplain", language="de"))

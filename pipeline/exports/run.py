@@ -57,14 +57,15 @@ def remove_orphan_staging() -> list[Path]:
     root = Path(settings.EXPORTS_DIR)
     if not root.is_dir():
         return []
+    folders = list(root.glob(f"{STAGING_PREFIX}*"))
+    if not folders:
+        return []
+    active = set(ExportedDataset.objects.filter(job__status__in=jobs.ACTIVE).values_list("pk", flat=True))
     removed = []
-    for folder in root.glob(f"{STAGING_PREFIX}*"):
+    for folder in folders:
         parts = folder.name[len(STAGING_PREFIX):].split("-")
         dataset_id = int(parts[2]) if len(parts) >= 4 and parts[2].isascii() and parts[2].isdigit() else None
-        active = dataset_id is not None and ExportedDataset.objects.filter(
-            pk=dataset_id, job__status__in=jobs.ACTIVE
-        ).exists()
-        if not active and folder.is_dir():
+        if dataset_id not in active and folder.is_dir():
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
@@ -118,7 +119,7 @@ def run_export(dataset_id: int, progress: Echo | None = None, retry_on: tuple[ty
         remove_orphan_staging()
         recorder(0, total_rows(dataset, params), message=f"exporting {dataset.get_kind_display()}")
         final = export_folder(dataset)
-        staging = final.parent / f".staging-{final.name}-{uuid.uuid4().hex[:8]}"
+        staging = final.parent / f"{STAGING_PREFIX}{final.name}-{uuid.uuid4().hex[:8]}"
         staging.mkdir(parents=True)
         try:
             card = BUILDERS[ExportedDataset.Kind(dataset.kind)](dataset, params, staging, recorder)

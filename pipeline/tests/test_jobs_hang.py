@@ -114,7 +114,7 @@ def test_heartbeat_thread_stamps_the_job(transactional_db) -> None:  # type: ign
     assert timezone.now() - job.heartbeat_at < timedelta(seconds=5)  # type: ignore[operator]
 
 
-def test_orphan_staging_folders_are_removed_active_ones_kept(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_orphan_staging_folders_are_removed_active_ones_kept(settings, tmp_path: Path, django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
     settings.EXPORTS_DIR = tmp_path
     corpus = build_corpus(n_articles=2)
     running = create_export(corpus.pk, ExportedDataset.Kind.POOL, {})
@@ -132,3 +132,6 @@ def test_orphan_staging_folders_are_removed_active_ones_kept(settings, tmp_path:
     orphan.mkdir()
     call_command("clean_exports")
     assert not orphan.exists()
+    orphan.mkdir()
+    with django_assert_num_queries(1):  # one query for the active exports, not one per folder
+        assert remove_orphan_staging() == [orphan]
