@@ -224,13 +224,14 @@ def model_probabilities(aligner: Any, pairs: Sequence[Any]) -> list[CellProbabil
     if not hasattr(aligner, "predict_docs"):
         raise ValueError(f"the {getattr(aligner, 'name', 'given')} aligner has no posterior marginals; "
                          "uncertainty needs a trained CRF model")
-    from alignment_engine.crf_aligner import learned_scores
+    from alignment_engine.crf_aligner import learned_scores_many
 
     out: list[CellProbabilities] = []
-    for start in range(0, len(pairs), 16):
-        docs = aligner.prepare(list(pairs[start : start + 16]))
-        for doc, dec in zip(docs, aligner.predict_docs(docs), strict=True):
-            prob = learned_scores(doc, dec, aligner.decoder) if aligner.decoder is not None else dec.score
+    for part in aligner.chunks(pairs):  # the aligner's own grouping (bounded documents and cells)
+        docs = aligner.prepare(part)
+        decs = aligner.predict_docs(docs)
+        probs = learned_scores_many(docs, decs, aligner.decoder) if aligner.decoder is not None else [d.score for d in decs]
+        for dec, prob in zip(decs, probs, strict=True):
             out.append(CellProbabilities(np.asarray(prob, dtype=np.float64), dec.forward_marginals.astype(np.float64),
                                          dec.reverse_marginals.astype(np.float64)))
     return out

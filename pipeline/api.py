@@ -3,6 +3,8 @@ flag, model versions with metrics, corpus alignment runs, and exports with downl
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Count, Q, QuerySet
 from django.http import FileResponse, Http404
 from drf_spectacular.types import OpenApiTypes
@@ -61,6 +63,13 @@ def with_chunk_counts(runs: QuerySet[AlignmentRun]) -> QuerySet[AlignmentRun]:
     return runs.annotate(**{f"chunks_{status}": Count("chunks", filter=Q(chunks__status=status)) for status in RunChunk.Status.values})
 
 
+def of_corpus(view: viewsets.GenericViewSet, qs: QuerySet[Any]) -> QuerySet[Any]:
+    """``qs`` of the list's ``?corpus=`` (:class:`CorpusFilterSerializer`) when one is given."""
+    if view.action == "list" and (corpus := api_query(CorpusFilterSerializer, view.request).get("corpus")):
+        qs = qs.filter(corpus_id=corpus)
+    return qs
+
+
 @extend_schema_view(list=extend_schema(parameters=[CorpusFilterSerializer]))
 class RunViewSet(viewsets.ReadOnlyModelViewSet[AlignmentRun]):
     """Corpus alignment runs with their chunks per status and their number of predictions."""
@@ -69,10 +78,7 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet[AlignmentRun]):
     permission_classes = [IsResearcher]
 
     def get_queryset(self) -> QuerySet[AlignmentRun]:
-        qs = with_chunk_counts(AlignmentRun.objects.order_by("-pk"))
-        if self.action == "list" and (corpus := api_query(CorpusFilterSerializer, self.request).get("corpus")):
-            qs = qs.filter(corpus_id=corpus)
-        return qs
+        return of_corpus(self, with_chunk_counts(AlignmentRun.objects.order_by("-pk")))
 
 
 @extend_schema_view(list=extend_schema(parameters=[CorpusFilterSerializer]))
@@ -83,10 +89,7 @@ class ExportViewSet(viewsets.ReadOnlyModelViewSet[ExportedDataset]):
     permission_classes = [IsResearcher]
 
     def get_queryset(self) -> QuerySet[ExportedDataset]:
-        qs = ExportedDataset.objects.select_related("job").order_by("-pk")
-        if self.action == "list" and (corpus := api_query(CorpusFilterSerializer, self.request).get("corpus")):
-            qs = qs.filter(corpus_id=corpus)
-        return qs
+        return of_corpus(self, ExportedDataset.objects.select_related("job").order_by("-pk"))
 
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY, description="the file")})
     @action(detail=True, methods=["get"], url_path=r"files/(?P<name>[A-Za-z0-9_.-]{1,100})", url_name="download")

@@ -22,6 +22,7 @@ import logging
 import os
 import socket
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from celery import shared_task
@@ -56,6 +57,22 @@ RETRY: dict[str, Any] = {
 }
 
 
+def _run_job(run_job: Callable[..., str], job_id: int, failed: Callable[[], None] | None = None) -> str:
+    """A job body (``run_job(job_id, retry_on=...)``): transient errors raise for Celery's retry; any other
+    fails the job (its row holds the traceback), is logged (``failed``; default: with the traceback) and
+    returns ``Outcome.FAILED``."""
+    try:
+        return run_job(job_id, retry_on=TRANSIENT_ERRORS)
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception:
+        if failed is None:
+            log.exception("job %s failed", job_id)
+        else:
+            failed()
+        return Outcome.FAILED
+
+
 @shared_task(name="pipeline.align_chunk", bind=True, **RETRY)
 def align_chunk(self, chunk_id: int) -> str:  # type: ignore[no-untyped-def]
     worker = f"{self.request.hostname or socket.gethostname()}:{os.getpid()}"
@@ -71,24 +88,12 @@ def align_chunk(self, chunk_id: int) -> str:  # type: ignore[no-untyped-def]
 
 @shared_task(name="pipeline.prepopulate", bind=True, **RETRY)
 def prepopulate_job(self, job_id: int) -> str:  # type: ignore[no-untyped-def]
-    try:
-        return prepopulate.run_job(job_id, retry_on=TRANSIENT_ERRORS)
-    except TRANSIENT_ERRORS:
-        raise
-    except Exception:  # the job row holds the traceback
-        log.exception("job %s failed", job_id)
-        return Outcome.FAILED
+    return _run_job(prepopulate.run_job, job_id)
 
 
 @shared_task(name="pipeline.retrain", bind=True, **RETRY)
 def retrain_job(self, job_id: int) -> str:  # type: ignore[no-untyped-def]
-    try:
-        return retrain.run_job(job_id, retry_on=TRANSIENT_ERRORS)
-    except TRANSIENT_ERRORS:
-        raise
-    except Exception:  # the job row holds the traceback
-        log.exception("job %s failed", job_id)
-        return Outcome.FAILED
+    return _run_job(retrain.run_job, job_id)
 
 
 @shared_task(name="pipeline.export_dataset", bind=True, **RETRY)
@@ -108,13 +113,8 @@ def export_dataset(self, dataset_id: int) -> str:  # type: ignore[no-untyped-def
 @shared_task(name="pipeline.import_corpus", bind=True, **RETRY)
 def import_corpus_job(self, job_id: int) -> str:  # type: ignore[no-untyped-def]
     """An uploaded corpus (files or an archive) imported in one transaction (pipeline.services.imports)."""
-    try:
-        return imports.run_job(job_id, retry_on=TRANSIENT_ERRORS)
-    except TRANSIENT_ERRORS:
-        raise
-    except Exception:  # the job row holds the error (file:line: problem)
-        log.warning("import job %s failed", job_id)
-        return Outcome.FAILED
+    # the job row holds the error (file:line: problem): no traceback in the log
+    return _run_job(imports.run_job, job_id, failed=lambda: log.warning("import job %s failed", job_id))
 
 
 # Publishing gives up after about two seconds when the broker is down (kombu's default would

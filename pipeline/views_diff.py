@@ -9,7 +9,7 @@ from django.shortcuts import render
 
 from accounts.permissions import staff_required
 from curation.curate.phenomena import PHENOMENA_ORDER
-from curation.models import Corpus, DocumentPair, Sentence
+from curation.models import Corpus, DocumentPair
 from pipeline.models import AlignmentRun, ModelVersion
 from pipeline.services import run_diff
 
@@ -61,9 +61,7 @@ def diff_page(request: HttpRequest) -> HttpResponse:
     shown = [pk for _, _, pk in changed[:MAX_PAIRS_DETAILED]]
     detail_rows = [r for pk in shown for r in sorted(by_pair[pk], key=lambda r: (PHENOMENA_ORDER.index(r.phenomenon), r.change))
                    if r.change != "kept" or filters["change"] == "kept"]
-    texts = dict(Sentence.objects.filter(pk__in={r.simple for r in detail_rows} | {r.complex for r in detail_rows})
-                 .values_list("pk", "text"))
-    details = [(names.get(pk, str(pk)), [(r, texts.get(r.simple, ""), texts.get(r.complex, "")) for r in detail_rows
+    details = [(names.get(pk, str(pk)), [(r, diff.texts.get(r.simple, ""), diff.texts.get(r.complex, "")) for r in detail_rows
                                          if r.pair == pk]) for pk in shown]
     context.update({
         "run_a": run_a, "run_b": run_b, "diff": diff, "totals": diff.totals(rows), "all_totals": diff.totals(),

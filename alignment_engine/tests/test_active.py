@@ -93,8 +93,12 @@ def test_model_probabilities_of_a_trained_crf(tmp_path) -> None:  # type: ignore
 
     pairs, gold = _tiny()
     model_dir = train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", decoder="rule", **FAST)
-    probs = active.model_probabilities(CRFAligner.load(model_dir, "cpu"), pairs)
+    aligner = CRFAligner.load(model_dir, "cpu")
+    probs = active.model_probabilities(aligner, pairs)
     assert [p.prob.shape for p in probs] == [(3, 3), (3, 2)]
+    aligner.chunk_size = 1  # one document per group: the same probabilities, in the same order
+    one_by_one = active.model_probabilities(aligner, pairs)
+    assert all(np.allclose(a.prob, b.prob) for a, b in zip(probs, one_by_one, strict=True))
     for p in probs:
         assert np.all((p.prob >= 0) & (p.prob <= 1 + 1e-6))
         assert np.allclose(p.prob, np.maximum(p.forward, p.reverse))  # rule decoder: max of the marginals
@@ -103,6 +107,21 @@ def test_model_probabilities_of_a_trained_crf(tmp_path) -> None:  # type: ignore
         from alignment_engine.sequence import SequenceAligner
 
         active.model_probabilities(SequenceAligner(), pairs)
+
+
+def test_model_probabilities_of_a_learned_decoder(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With a learned decoder P(aligned) is its cell probability, the one ``align`` decides with."""
+    from alignment_engine.crf_aligner import CRFAligner, learned_scores
+    from alignment_engine.tests.test_training import FAST, _tiny
+    from alignment_engine.training import train_model
+
+    pairs, gold = _tiny()
+    aligner = CRFAligner.load(train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", **FAST), "cpu")
+    assert aligner.decoder is not None
+    probs = active.model_probabilities(aligner, pairs)
+    docs = aligner.prepare(pairs)
+    for p, doc, dec in zip(probs, docs, aligner.predict_docs(docs), strict=True):
+        assert np.allclose(p.prob, learned_scores(doc, dec, aligner.decoder))
 
 
 def test_mixed_select_draws_a_seeded_share_and_ranks_the_rest_under_one_cap() -> None:

@@ -87,13 +87,13 @@ def _label_rows(corpus_ids: Sequence[int], reference_roles: Sequence[str]
     return rows, referenced
 
 
-def _unlabelled_candidates(pair_pks: Sequence[int], labelled: dict[int, list[tuple[int, int, str]]],
+def _unlabelled_candidates(labelled: dict[int, list[tuple[int, int, str]]],
                            complete: set[int]) -> dict[int, set[tuple[int, int]]]:
-    """pair pk -> (simple pk, complex pk) of its candidates without a label, for the partial pairs only
-    (not in ``complete`` and with at least one candidate left unlabelled)."""
+    """pair pk -> (simple pk, complex pk) of its candidates without a label, for the labelled pairs that
+    are partial only (not in ``complete`` and with at least one candidate left unlabelled)."""
     have = {pk: {(s, c) for s, c, _ in rows} for pk, rows in labelled.items()}
     out: dict[int, set[tuple[int, int]]] = defaultdict(set)
-    for pair_pk, s, c in CandidatePair.objects.filter(pair_id__in=list(pair_pks)).exclude(
+    for pair_pk, s, c in CandidatePair.objects.filter(pair_id__in=list(labelled)).exclude(
             pair_id__in=list(complete)).values_list("pair_id", "simple_id", "complex_id"):
         if (s, c) not in have.get(pair_pk, set()):
             out[pair_pk].add((s, c))
@@ -110,7 +110,7 @@ def collect_labelled_data(
     by_pair: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
     for (s, c), (pair_pk, label) in rows.items():
         by_pair[pair_pk].append((s, c, label))
-    open_cells = _unlabelled_candidates(list(by_pair), by_pair, referenced)
+    open_cells = _unlabelled_candidates(by_pair, referenced)
     article_key = {
         pk: f"{corpus_id}:{slug}"
         for pk, corpus_id, slug in DocumentPair.objects.filter(pk__in=list(by_pair)).values_list(

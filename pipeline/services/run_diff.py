@@ -93,6 +93,7 @@ class RunDiff:
     only_a: list[int] = field(default_factory=list)  # document pairs only run A aligned (left out)
     only_b: list[int] = field(default_factory=list)
     quality: dict[str, dict[str, Any]] = field(default_factory=dict)  # Task 1 P/R/F1 of "a" and "b" on known labels
+    texts: Mapping[int, str] = field(default_factory=dict)  # sentence pk -> text of every predicted pair's sentences
 
     def totals(self, rows: Iterable[DiffRow] | None = None) -> dict[str, int]:
         """Counts of changes and outcomes, and ``net`` = fixed - broken."""
@@ -156,7 +157,7 @@ def compute_diff(
             label_a=pa.label if pa else "", label_b=pb.label if pb else "",
             score_a=pa.score if pa else None, score_b=pb.score if pb else None, truth=known,
         ))
-    diff = RunDiff(rows, sorted(wanted))
+    diff = RunDiff(rows, sorted(wanted), texts=texts)
     diff.quality = {side: _quality(rows_of, truth, complete, wanted) for side, rows_of in (("a", a_rows), ("b", b_rows))}
     return diff
 

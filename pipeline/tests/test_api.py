@@ -44,6 +44,7 @@ def test_jobs_with_progress_and_stale_flag(client, researcher, settings) -> None
     assert client.get("/api/pipeline/jobs/", {"kind": "nope"}).json()["code"] == "invalid"
     runs = client.get("/api/pipeline/runs/", {"corpus": corpus.pk}).json()["results"]
     assert runs[0]["chunks"] == {"pending": 2, "done": 1, "failed": 0} and runs[0]["predictions"] > 0
+    assert client.get("/api/pipeline/runs/", {"corpus": corpus.pk + 1}).json()["results"] == []  # another corpus
 
 
 def test_model_versions_with_metrics(client, researcher) -> None:  # type: ignore[no-untyped-def]
@@ -61,6 +62,9 @@ def test_exports_with_working_download_links(client, researcher, settings, tmp_p
     dataset = create_export(corpus.pk, ExportedDataset.Kind.POOL, {})
     assert run_export(dataset.pk) == "done"
     client.force_login(researcher)
+    listed = client.get("/api/pipeline/exports/", {"corpus": corpus.pk}).json()["results"]
+    assert [r["id"] for r in listed] == [dataset.pk]
+    assert client.get("/api/pipeline/exports/", {"corpus": corpus.pk + 1}).json()["results"] == []
     row = client.get(f"/api/pipeline/exports/{dataset.pk}/").json()
     assert row["status"] == "succeeded" and row["files"]
     for f in row["files"]:

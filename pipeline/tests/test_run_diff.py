@@ -154,6 +154,8 @@ def test_page_filters_and_tsv_export(two_runs, client_for, researcher) -> None: 
     assert "art0.0_1" in html and "fusion" in html and "Download these rows" in html
     totals = page.context["totals"]
     assert (totals["fixed"], totals["broken"], totals["unverified"]) == (2, 2, 1)
+    shown = [(s_text, c_text) for _, rows in page.context["details"] for _, s_text, c_text in rows]
+    assert shown and all(s_text and c_text for s_text, c_text in shown)  # every detail row shows both texts
     broken = client.get(url, {"a": a.pk, "b": b.pk, "outcome": "broken"})
     assert broken.context["totals"]["broken"] == 2 and broken.context["totals"]["fixed"] == 0
     tsv = client.get(url, {"a": a.pk, "b": b.pk, "phenomenon": "fusion", "format": "tsv"})
