@@ -23,16 +23,14 @@ from rest_framework.request import Request
 
 MAX_ID = 2**63 - 1  # PostgreSQL bigint, the type of every primary key
 MAX_TEXT = 1000  # a query-string value longer than this is refused (search terms, ids, choices)
+ID_BOUNDS: dict[str, Any] = {"required": False, "min_value": 1, "max_value": MAX_ID}  # every optional id parameter
 
 
 class IdField(forms.IntegerField):
     """An optional primary key: a positive ASCII-decimal integer that fits a bigint."""
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("required", False)
-        kwargs.setdefault("min_value", 1)
-        kwargs.setdefault("max_value", MAX_ID)
-        super().__init__(**kwargs)
+        super().__init__(**{**ID_BOUNDS, **kwargs})
 
 
 class TextField(forms.CharField):
@@ -64,10 +62,7 @@ class ApiIdField(serializers.IntegerField):
     """The API's optional primary-key filter (same bounds as :class:`IdField`)."""
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("required", False)
-        kwargs.setdefault("min_value", 1)
-        kwargs.setdefault("max_value", MAX_ID)
-        super().__init__(**kwargs)
+        super().__init__(**{**ID_BOUNDS, **kwargs})
 
 
 def api_query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:  # type: ignore[type-arg]

@@ -91,9 +91,9 @@ def study_ledger(study: Study) -> StudyLedger:
         row = rows.setdefault(c["rater_id"], StudyLedgerRow(str(c["rater_id"])))
         row.ratings, row.valid_ratings, row.control_ratings = c["system"], c["valid"], c["control"]
         row.discarded = c["system"] - c["valid"]
-    items = study.items.all()
+    items = study.items.aggregate(n=Count("pk"), complete=Count("pk", filter=Q(ratings_count__gte=study.raters_per_item)))
     book = StudyLedger(study.currency, Decimal(study.pay_per_judgment), Decimal(study.pay_per_hour), study_id=study.pk,
-                       items=items.count(), items_complete=items.filter(ratings_count__gte=study.raters_per_item).count())
+                       items=items["n"], items_complete=items["complete"])
     for row in sorted(rows.values(), key=lambda r: r.rater):
         if not (row.pages_served or row.pages_answered or row.ratings or row.control_ratings):
             continue

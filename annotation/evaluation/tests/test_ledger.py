@@ -232,3 +232,10 @@ def test_simulate_and_ledger_from_the_command_line():
     assert f"total\t{after.total.pages_served}\t{after.total.pages_answered}\t{after.total.ratings}\t{after.total.discarded}" in text
     data = json.loads(run("ledger", str(study.pk), "--json"))
     assert data["total"]["discarded"] == after.total.discarded and len(data["raters"]) == 5
+
+
+def test_ledger_costs_four_queries_whatever_the_raters(make_user, django_assert_num_queries):
+    study, _users = small_study(make_user, "0.03", "12.00")
+    with django_assert_num_queries(4):  # raters, answered pages, ratings, items (count and complete in one)
+        book = ledger.study_ledger(study)
+    assert len(book.rows) == 3 and book.items == 4
