@@ -198,8 +198,9 @@ def train(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignment], dev_p
 
     With no ``options`` this trains ``CRFConfig()``, the best configuration measured (the same model as
     ``python -m alignment_engine train`` without ``--set``); each option changes one ``CRFConfig`` field.
-    ``unlabelled`` (pair id -> (simple_id, complex_id) cells nobody labelled) marks the train pairs
-    whose labels are partial: those cells are marginalised out instead of read as not aligned.
+    ``unlabelled`` (pair id -> (simple_id, complex_id) cells nobody labelled) marks the pairs whose
+    labels are partial: in train pairs those cells are marginalised out instead of read as not aligned;
+    in dev pairs predictions on them are left out of the dev figures (neither right nor wrong).
     """
     from alignment_engine.training import train_model
 

@@ -58,10 +58,15 @@ from alignment_engine.stacking import LearnedDecoder, fit_classifier, group_feat
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
 
-def score_docs(pairs: Sequence[DocPair], gold: Sequence[Alignment], pred: Sequence[Sequence[Alignment]]) -> dict:
-    """:func:`alignment_engine.evaluation.evaluate` of per-document predictions (gold of other documents ignored)."""
+def score_docs(pairs: Sequence[DocPair], gold: Sequence[Alignment], pred: Sequence[Sequence[Alignment]],
+               unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None = None) -> dict:
+    """:func:`alignment_engine.evaluation.evaluate` of per-document predictions (gold of other documents
+    ignored). A prediction on a cell of ``unlabelled`` (pair id -> cells of a partially labelled pair
+    that nobody labelled) is left out: nobody knows whether it is right."""
     docs = {p.pair_id for p in pairs}
-    return evaluate([g for g in gold if g.pair_id in docs], [a for rows in pred for a in rows], pairs)
+    open_cells = {pair_id: set(cells) for pair_id, cells in (unlabelled or {}).items() if pair_id in docs}
+    predicted = [a for rows in pred for a in rows if (a.simple_id, a.complex_id) not in open_cells.get(a.pair_id, ())]
+    return evaluate([g for g in gold if g.pair_id in docs], predicted, pairs)
 
 
 def tune_decoding(docs: Sequence[DocData], decs: Sequence[Decoded], pairs: Sequence[DocPair],
@@ -367,6 +372,8 @@ def train_model(
     out). Their CRF training marginalises those cells out (:func:`~alignment_engine.gold.known_matrix`,
     ``Seq.partial``) and the learned decoder leaves them out of its examples; every other cell of such
     a document that is not a gold positive is not aligned. Documents not in it are complete, as before.
+    Dev documents in it are scored without the predictions on those cells (``score_docs``), as the
+    product's registry scores them.
     """
     from alignment_engine.encoders import CrossEncoder, resolve_device
 
@@ -464,7 +471,7 @@ def train_model(
         if decoder is None:
             thresholds, rule_table = tune_decoding(dev_docs, decs, dev_pairs, dev_gold)
         pred = [alignments_from(doc, dec, thresholds, decoder) for doc, dec in zip(dev_docs, decs, strict=True)]
-        dev_metrics = score_docs(dev_pairs, dev_gold, pred)
+        dev_metrics = score_docs(dev_pairs, dev_gold, pred, open_cells)
         if decoder is not None:
             from alignment_engine.gold import gold_paragraph_links
 

@@ -136,6 +136,17 @@ def test_training_scores_with_evaluate_and_leaves_identical_strings_out():
     assert res["task2"]["f1"] == 0.0
 
 
+def test_predictions_on_unlabelled_cells_are_neither_right_nor_wrong():
+    """A partially labelled pair: a prediction on a candidate nobody labelled is left out of the score
+    (the registry's and model.json's dev figures both go through here)."""
+    pair = DocPair("x", [["Cats sleep.", "Dogs bark loudly."]], [["Cats sleep a lot.", "Dogs bark."]])
+    gold = [Alignment("aligned", "x-0-0-0", "x-1-0-0")]
+    pred = [[Alignment("aligned", "x-0-0-0", "x-1-0-0"), Alignment("aligned", "x-0-0-1", "x-1-0-1")]]
+    assert score_docs([pair], gold, pred)["task1"]["precision"] == 0.5  # the open cell read as a negative
+    res = score_docs([pair], gold, pred, {"x": [("x-0-0-1", "x-1-0-1")], "other": [("o-0-0-0", "o-1-0-0")]})
+    assert res["task1"]["precision"] == 1.0 and res["task1"]["recall"] == 1.0
+
+
 def test_model_json_dev_metrics_come_from_evaluate(tmp_path):
     """model.json's dev figures are what ``evaluate`` (the registry's and the CLI's scorer) gives for the
     model's own dev predictions."""

@@ -144,14 +144,11 @@ def score(aligner: Any, pairs: list[DocPair], gold: list[Alignment],
           unlabelled: dict[str, set[tuple[str, str]]] | None = None) -> dict[str, Any]:
     """Task 1 / Task 2 precision, recall and F1 of an aligner on labelled pairs. A prediction on an
     unlabelled candidate of a partial pair (``unlabelled``) is left out: nobody knows if it is right."""
-    from alignment_engine import api
+    from alignment_engine.training import score_docs  # torch: only when something is scored
 
     if not pairs:
         return {}
-    open_cells = unlabelled or {}
-    predicted = [a for rows in aligner.align(pairs) for a in rows
-                 if (a.simple_id, a.complex_id) not in open_cells.get(a.pair_id, ())]
-    result = api.evaluate(gold, predicted, pairs)
+    result = score_docs(pairs, gold, aligner.align(pairs), unlabelled)
     return {k: result[k] for k in ("task1", "task2") if k in result} | {"counts": result.get("counts", {})}
 
 
