@@ -14,7 +14,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
+from django.db.models import Count, Q, Sum
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -116,11 +116,10 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
                 n = raters.exclude_rater(study, rater.rater_id)
                 messages.success(request, f"{rater.rater.username} is excluded; {n} ratings are kept apart and their items go back to the queue.")
         return redirect("evaluation:detail", study.pk)
-    items = study.items.all()
-    progress = {
-        "items": items.count(), "complete": items.filter(ratings_count__gte=study.raters_per_item).count(),
-        "pages": sum(items.values_list("ratings_count", flat=True)), "wanted": items.count() * study.raters_per_item,
-    }
+    counts = study.items.aggregate(items=Count("pk"), pages=Sum("ratings_count"),
+                                   complete=Count("pk", filter=Q(ratings_count__gte=study.raters_per_item)))
+    progress = {"items": counts["items"], "complete": counts["complete"], "pages": counts["pages"] or 0,
+                "wanted": counts["items"] * study.raters_per_item}
     folder = Path(settings.EXPORTS_DIR) / "evaluation" / f"study-{study.pk}"
     exports = sorted((p for p in folder.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: -int(p.name)) if folder.is_dir() else []
     return render(request, "annotation/evaluation/detail.html", {

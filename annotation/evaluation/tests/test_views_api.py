@@ -277,6 +277,9 @@ def test_results_page_and_export_files(client, make_user, researcher, tmp_path, 
     assert client.get(reverse("evaluation:export_file", args=[study.pk, 1, "..%2Fcard.json"])).status_code == 404
     detail = client.get(reverse("evaluation:detail", args=[study.pk])).content.decode()
     assert "ratings.csv" in detail and "excluded" in detail
+    # progress recounted from the items: u1's pages went back to the queue when u1 was excluded
+    assert "Items</span><strong>6</strong><small class=\"muted\">0 complete</small>" in detail
+    assert "Pages rated</span><strong>6</strong><small class=\"muted\">of 12 wanted</small>" in detail
 
 
 RATER_PAGES = {"home", "rate", "submit", "instructions"}
