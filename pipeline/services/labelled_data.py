@@ -1,6 +1,7 @@
 """Labelled data for training and evaluating aligners: verified labels (and, on request,
 imported reference labels) of a corpus or a language, as the engine's plain pairs and gold rows,
-split by article group (no article in two splits), and the Task 1 / Task 2 score of an aligner
+split by article group exactly as the corpus's exports split it (no article in two splits, and an
+article an export puts in dev or test never in a model's train split), and the Task 1 / Task 2 score of an aligner
 on them. Retraining and the baseline registry read the same data, so their metrics compare.
 
 Complete or partial, per document pair: a pair is **complete** when every one of its candidate
@@ -15,14 +16,14 @@ them as not aligned; scoring leaves predictions on them out (neither right nor w
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from alignment_engine.types import Alignment, DocPair
 from annotation.models import CandidatePair, VerifiedLabel
 from curation.curate.splits import assign_splits
-from curation.models import Corpus, DocumentPair, ReferenceAlignment
+from curation.models import Article, Corpus, DocumentPair, ReferenceAlignment
 from curation.plain import PlainPair, load_plain_pairs
 
 SPLITS = ("train", "dev", "test")
@@ -100,6 +101,22 @@ def _unlabelled_candidates(labelled: dict[int, list[tuple[int, int, str]]],
     return out
 
 
+def export_splits(corpus_ids: Iterable[int], ratios: Sequence[float] = DEFAULT_RATIOS, seed: int = 0) -> dict[str, str]:
+    """``"corpus id:slug"`` -> split for every article of the corpora, each corpus split over all of
+    its articles exactly as its Manual and Auto exports split it with the same ratios and seed
+    (``assign_splits`` over the corpus's slugs). Retraining and the registry read their splits from
+    here, so an article an export puts in dev or test is never in a model's train split (a split
+    drawn over the labelled articles alone would put other articles there)."""
+    weights = split_ratios(ratios)
+    out: dict[str, str] = {}
+    by_corpus: dict[int, list[str]] = defaultdict(list)
+    for corpus_id, slug in Article.objects.filter(corpus_id__in=list(corpus_ids)).values_list("corpus_id", "slug"):
+        by_corpus[corpus_id].append(slug)
+    for corpus_id, slugs in by_corpus.items():
+        out.update({f"{corpus_id}:{slug}": split for slug, split in assign_splits(slugs, weights, seed).items()})
+    return out
+
+
 def collect_labelled_data(
     corpus_ids: Sequence[int],
     seed: int = 0,
@@ -117,7 +134,7 @@ def collect_labelled_data(
             "pk", "article__corpus_id", "article__slug"
         )
     }
-    split_of = assign_splits(article_key.values(), split_ratios(ratios), seed)
+    split_of = export_splits({int(key.split(":", 1)[0]) for key in article_key.values()}, ratios, seed)
     data = LabelledData()
     plains: list[PlainPair] = load_plain_pairs(sorted(by_pair, key=lambda pk: (article_key[pk], pk)))
     for plain in plains:

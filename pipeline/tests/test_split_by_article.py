@@ -61,3 +61,34 @@ def test_export_splits_by_article_and_the_card_reports_no_leak(settings: Any, tm
     assert {p for p in split_of_pair if p.startswith("exercise")} == {"exercise_advint", "exercise_intele", "exercise_advint.0_2"}
     assert len({split_of_pair[p] for p in split_of_pair if p.startswith("exercise")}) == 1
     assert dataset.card["splits"]["shared_sentences"] == {"count": 0, "examples": []}
+
+
+def export_split_of_pairs(settings: Any, corpus: Corpus, splits: str, seed: int) -> dict[str, str]:
+    dataset = create_export(corpus.pk, "manual", {"format": "jsonl", "splits": splits, "seed": seed, "include_reference": True})
+    run_export(dataset.pk)
+    dataset = ExportedDataset.objects.get(pk=dataset.pk)
+    out: dict[str, str] = {}
+    for split in ("train", "dev", "test"):
+        path = settings.EXPORTS_DIR / dataset.path / f"{split}.jsonl"
+        for line in path.read_text().splitlines() if path.exists() else []:
+            out[json.loads(line)["pair_id"]] = split
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_retraining_puts_every_article_in_the_split_its_exports_give_it(settings: Any, tmp_path: Path, seed: int) -> None:
+    """With unlabelled articles beside the labelled ones, a split drawn over the labelled articles alone
+    would differ from the exports' (drawn over every article): retraining follows the exports, so an
+    article of the Manual export's dev or test split is never in a model's train split."""
+    settings.EXPORTS_DIR = tmp_path / "exports"
+    corpus = corpus_with_gold(tmp_path, n_other=9)
+    rows = [{"pair_id": f"unlabelled{i}", "complex": [[f"Unlabelled story {i} has a long first sentence here."]],
+             "simple": [[f"Unlabelled story {i} is short."]]} for i in range(14)]
+    (tmp_path / "more.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run_import(tmp_path / "more.jsonl", ImportOptions(corpus="OSE-like", format="jsonl"))
+    data = collect_labelled_data([corpus.pk], seed=seed, ratios=(0.7, 0.1, 0.2), reference_roles=["gold"])
+    retrain_split = {p.pair_id: split for split, pairs in data.pairs.items() for p in pairs}
+    exported = export_split_of_pairs(settings, corpus, "35/5/10", seed)
+    assert {p: s for p, s in exported.items() if p in retrain_split} == retrain_split
+    assert set(retrain_split) <= set(exported)
+    assert len(retrain_split) == 11  # 9 stories + the two exercise pairs; the unlabelled ones are not training data
