@@ -84,6 +84,22 @@ def known_matrix(pair: DocPair, gold: Iterable[Alignment] | Iterable[tuple[str, 
     return out
 
 
+def known_paragraphs(pair: DocPair, known: np.ndarray) -> np.ndarray:
+    """(simple paragraphs, complex paragraphs) bool: whether a paragraph pair's label is known under the
+    partial labels of ``known`` (:func:`known_matrix`): it holds a labelled positive (linked), or none of
+    its sentence cells is unlabelled (not linked). A paragraph pair with an unlabelled cell and no
+    positive is unknown, and is neither a positive nor a negative example of a paragraph link."""
+    sp = np.asarray(pair.simple_paragraph_of(), dtype=np.int64)
+    cp = np.asarray(pair.complex_paragraph_of(), dtype=np.int64)
+    shape = (len(pair.simple), len(pair.complex))
+    linked, unlabelled = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
+    i, j = np.nonzero(known == 1)
+    linked[sp[i], cp[j]] = True
+    i, j = np.nonzero(known == 0)
+    unlabelled[sp[i], cp[j]] = True
+    return linked | ~unlabelled
+
+
 def paragraph_links(gold_pairs: Iterable[tuple[str, str]]) -> list[tuple[int, int, float]]:
     """Paragraph links implied by one document's gold sentence pairs: sorted (complex paragraph, simple paragraph, 1.0)."""
     out = set()

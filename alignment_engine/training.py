@@ -53,7 +53,7 @@ from alignment_engine.crf_aligner import (
 )
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.evaluation import evaluate, paragraph_prf
-from alignment_engine.gold import gold_by_pair, gold_cells, gold_matrix, known_matrix, paragraph_links
+from alignment_engine.gold import gold_by_pair, gold_cells, gold_matrix, known_matrix, known_paragraphs, paragraph_links
 from alignment_engine.stacking import LearnedDecoder, fit_classifier, group_features, predict_proba
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
@@ -70,8 +70,10 @@ def score_docs(pairs: Sequence[DocPair], gold: Sequence[Alignment], pred: Sequen
 
 
 def tune_decoding(docs: Sequence[DocData], decs: Sequence[Decoded], pairs: Sequence[DocPair],
-                  gold: Sequence[Alignment]) -> tuple[dict, dict]:
-    """Pick the combination rule / marginal threshold (Task 1 F1) and the partial rule (Task 2 F1) on dev.
+                  gold: Sequence[Alignment], unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None = None,
+                  ) -> tuple[dict, dict]:
+    """Pick the combination rule / marginal threshold (Task 1 F1) and the partial rule (Task 2 F1) on dev
+    (predictions on ``unlabelled`` cells of partially labelled pairs left out, as :func:`score_docs` does).
 
     Returns (thresholds, table of every rule's dev Task 1 figures).
     """
@@ -84,7 +86,7 @@ def tune_decoding(docs: Sequence[DocData], decs: Sequence[Decoded], pairs: Seque
         for thr in grid:
             th = {"combine": rule, "marginal": thr, "partial": default_partial}
             pred = [alignments_from(doc, dec, th) for doc, dec in zip(docs, decs, strict=True)]
-            res = score_docs(pairs, gold, pred)
+            res = score_docs(pairs, gold, pred, unlabelled)
             key = rule if len(grid) == 1 else f"{rule}@{thr}"
             table[key] = res["task1"]
             if res["task1"]["f1"] > best[0]:
@@ -95,7 +97,7 @@ def tune_decoding(docs: Sequence[DocData], decs: Sequence[Decoded], pairs: Seque
         for ratio in (0.0, 0.3, 0.4, 0.5, 0.6):
             cand = {"group": group, "min_len_ratio": ratio}
             pred = [alignments_from(doc, dec, {**th, "partial": cand}) for doc, dec in zip(docs, decs, strict=True)]
-            f2 = score_docs(pairs, gold, pred)["task2"]["f1"]
+            f2 = score_docs(pairs, gold, pred, unlabelled)["task2"]["f1"]
             if f2 > best2[0] + 1e-9:
                 best2 = (f2, cand)
     th["partial"] = best2[1]
@@ -239,32 +241,40 @@ def fit_decoder(
     pairs: Sequence[DocPair], gold: Sequence[Alignment], pos: dict[str, set[tuple[str, str]]], paragraph_step: bool,
     rounds: int, seed: int, log: Callable[[str], None], span: bool = False, span_widths: Sequence[int] = (),
     known: Sequence[np.ndarray | None] | None = None,
+    unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None = None,
 ) -> tuple[LearnedDecoder, dict, dict]:
     """Fit the paragraph and cell classifiers on out-of-fold CRF outputs (:func:`cross_fit`) and choose
     the cell threshold, group closure, the span decoding's width (``span_widths`` offered, 0 = off) and the
     Task 2 rule by cross-validation on train (the same folds).
-    The cell classifiers learn from labelled cells only: the unlabelled cells (0) of a document with
-    partial labels (``known[i]``) are left out of their examples (the threshold search still scores
-    whole documents). Returns (decoder, thresholds, cross-validation report)."""
+    Partial labels (``known[i]``; ``unlabelled`` lists the same cells by id): the cell classifiers learn
+    from labelled cells only, the paragraph classifier from paragraph pairs whose label is known
+    (:func:`alignment_engine.gold.known_paragraphs`), and the threshold searches leave predictions on
+    unknown cells and paragraph pairs out, so an unlabelled candidate is never read as not aligned.
+    Returns (decoder, thresholds, cross-validation report)."""
     k = max(fold) + 1 if fold else 1
     # paragraph step: out-of-fold paragraph probabilities (the cell classifier must see them as at inference)
     para_x = [doc_paragraph_features(doc, dec) for doc, dec in zip(docs, decs_all, strict=True)]
     para_y = [_paragraph_gold(doc, pos.get(doc.pair.pair_id, set())) for doc in docs]
-    flat_x = [x.reshape(x.shape[0] * x.shape[1], x.shape[2]) for x in para_x]
-    flat_y = [y.reshape(-1) for y in para_y]
+    para_known = []
+    for i, (doc, y) in enumerate(zip(docs, para_y, strict=True)):
+        kn_i = None if known is None else known[i]
+        para_known.append(np.ones(y.shape, dtype=bool) if kn_i is None else known_paragraphs(doc.pair, kn_i))
+    flat_x = [x.reshape(x.shape[0] * x.shape[1], x.shape[2])[m.reshape(-1)] for x, m in zip(para_x, para_known, strict=True)]
+    flat_y = [y.reshape(-1)[m.reshape(-1)] for y, m in zip(para_y, para_known, strict=True)]
     para_oof = [np.zeros(y.shape) for y in para_y]
     for f in range(k):
         model_f = fit_classifier([flat_x[i] for i in range(len(docs)) if fold[i] != f],
                                  [flat_y[i] for i in range(len(docs)) if fold[i] != f], seed)
         for i in (i for i in range(len(docs)) if fold[i] == f):
-            para_oof[i] = predict_proba(model_f, flat_x[i]).reshape(para_y[i].shape)
+            x = para_x[i]
+            para_oof[i] = predict_proba(model_f, x.reshape(x.shape[0] * x.shape[1], x.shape[2])).reshape(para_y[i].shape)
     paragraph_model = fit_classifier(flat_x, flat_y, seed)
     gold_links = {(doc.pair.pair_id, c, s_) for doc, y in zip(docs, para_y, strict=True) for s_, c in zip(*np.nonzero(y), strict=True)}
     best_para = (-1.0, 0.5)
     para_report = {}
     for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
-        links = {(doc.pair.pair_id, int(c), int(s_)) for doc, pr in zip(docs, para_oof, strict=True)
-                 for s_, c in zip(*np.nonzero(pr >= t), strict=True)}
+        links = {(doc.pair.pair_id, int(c), int(s_)) for doc, pr, m in zip(docs, para_oof, para_known, strict=True)
+                 for s_, c in zip(*np.nonzero((pr >= t) & m), strict=True)}
         res = paragraph_prf(links, gold_links)
         para_report[str(t)] = {"precision": res["precision"], "recall": res["recall"], "f1": res["f1"]}
         if res["f1"] > best_para[0] + 1e-9:
@@ -311,7 +321,7 @@ def fit_decoder(
         for t in CELL_THRESHOLDS:
             th = {"combine": LEARNED, "marginal": t, "closure": use_closure, "spans": spans, "partial": no_partial}
             pred = [alignments_from(doc, dec, th, prob=p) for doc, dec, p in zip(docs, decs_all, probs, strict=True)]
-            res = score_docs(pairs, gold, pred)
+            res = score_docs(pairs, gold, pred, unlabelled)
             table[f"learned{'+closure' if use_closure else ''}{f'+spans{spans}' if spans else ''}@{t}"] = res["task1"]
             if res["task1"]["f1"] > best[0] + 1e-9:
                 best = (res["task1"]["f1"], th)
@@ -320,7 +330,7 @@ def fit_decoder(
     for cand in PARTIAL_RULES:
         pred = [alignments_from(doc, dec, {**thresholds, "partial": cand}, prob=p)
                 for doc, dec, p in zip(docs, decs_all, probs, strict=True)]
-        f2 = score_docs(pairs, gold, pred)["task2"]["f1"]
+        f2 = score_docs(pairs, gold, pred, unlabelled)["task2"]["f1"]
         if f2 > best2[0] + 1e-9:
             best2 = (f2, cand)
     thresholds["partial"] = best2[1]
@@ -416,7 +426,7 @@ def train_model(
         t0 = time.perf_counter()
         encoder = CrossEncoder.pretrained(num_labels=cfg.encoder_labels, device=str(dev),
                                           max_length=cfg.encoder_max_length)
-        examples = encoder_examples(train_pairs, train_gold, cfg, seed)
+        examples = encoder_examples(train_pairs, train_gold, cfg, seed, unlabelled)
         enc_stats = encoder.fit(examples, steps=cfg.encoder_steps, batch_size=cfg.encoder_batch,
                                 lr=cfg.encoder_lr, seed=seed, progress=run.encoder_steps,
                                 freeze_layers=cfg.encoder_freeze_layers)
@@ -450,7 +460,7 @@ def train_model(
         run.finish("cross-fit")
         decoder, thresholds, extra["cross_validation"] = fit_decoder(
             train_docs, oof, fold, gold_mats, train_pairs, train_gold, pos_train, cfg.paragraph_step,
-            cfg.decoder_rounds, seed, log, cfg.span_features, cfg.span_widths, known)
+            cfg.decoder_rounds, seed, log, cfg.span_features, cfg.span_widths, known, open_cells)
         timings["cross_fit_s"] = time.perf_counter() - t0
         run.finish("decoder")
     model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden,
@@ -469,7 +479,7 @@ def train_model(
         dev_seqs = {d: build_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}
         decs = decode(model, dev_seqs, dev_docs)
         if decoder is None:
-            thresholds, rule_table = tune_decoding(dev_docs, decs, dev_pairs, dev_gold)
+            thresholds, rule_table = tune_decoding(dev_docs, decs, dev_pairs, dev_gold, open_cells)
         pred = [alignments_from(doc, dec, thresholds, decoder) for doc, dec in zip(dev_docs, decs, strict=True)]
         dev_metrics = score_docs(dev_pairs, dev_gold, pred, open_cells)
         if decoder is not None:
@@ -502,14 +512,17 @@ def train_model(
     return out
 
 
-def encoder_examples(pairs: Sequence[DocPair], gold: Sequence[Alignment], cfg: CRFConfig, seed: int
+def encoder_examples(pairs: Sequence[DocPair], gold: Sequence[Alignment], cfg: CRFConfig, seed: int,
+                     unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None = None,
                      ) -> list[tuple[str, str, int]]:
     """Labeled sentence pairs for fine-tuning: every gold pair plus sampled negatives.
 
     Negative sampling (keeps CPU training practical): for each gold positive, ``encoder_negatives``
     negatives from the same document, two thirds hard (the non-gold cells of the positive's row
     and column with the highest C3G similarity) and one third uniformly random cells.  Labels:
-    1 = aligned (2 = partialAligned with ``encoder_labels=3``), 0 = not aligned.
+    1 = aligned (2 = partialAligned with ``encoder_labels=3``), 0 = not aligned. A cell of
+    ``unlabelled`` (pair id -> (simple id, complex id) of a partially labelled pair) is never drawn as a
+    negative: nobody knows it is not aligned.
     """
     from alignment_engine.similarity import c3g
 
@@ -531,9 +544,12 @@ def encoder_examples(pairs: Sequence[DocPair], gold: Sequence[Alignment], cfg: C
         for i, j, a in gold_cells(pair, rows):
             goldm[i, j] = True
             out.append((simple[i], complex_[j], 2 if three and a.label == "partialAligned" else 1))
+        skip = goldm.copy()  # never a negative: the positives and the cells nobody labelled
+        for i, j, _ in gold_cells(pair, [Alignment("aligned", s, c) for s, c in (unlabelled or {}).get(pair.pair_id, ())]):
+            skip[i, j] = True
         for i, j in zip(*np.nonzero(goldm), strict=True):
-            row = np.where(goldm[i], -np.inf, sim[i])
-            col = np.where(goldm[:, j], -np.inf, sim[:, j])
+            row = np.where(skip[i], -np.inf, sim[i])
+            col = np.where(skip[:, j], -np.inf, sim[:, j])
             hard = [(int(i), int(k)) for k in np.argsort(-row)[: n_neg] if np.isfinite(row[k])]
             hard += [(int(k), int(j)) for k in np.argsort(-col)[: n_neg] if np.isfinite(col[k])]
             rng.shuffle(hard)  # type: ignore[arg-type]
@@ -541,7 +557,7 @@ def encoder_examples(pairs: Sequence[DocPair], gold: Sequence[Alignment], cfg: C
             chosen = hard[:n_hard]
             for _ in range(n_neg - len(chosen)):
                 ri, ci = int(rng.integers(sim.shape[0])), int(rng.integers(sim.shape[1]))
-                if not goldm[ri, ci]:
+                if not skip[ri, ci]:
                     chosen.append((ri, ci))
             out.extend((simple[ri], complex_[ci], 0) for ri, ci in chosen)
     order = rng.permutation(len(out))

@@ -134,3 +134,53 @@ def test_train_model_marks_the_unlabelled_pairs(tmp_path) -> None:  # type: igno
     meta_part = json.loads((part / "model.json").read_text())
     assert meta_full["data"]["train_partial_pairs"] == 0 and meta_part["data"]["train_partial_pairs"] == 1
     assert meta_full["crf"]["loss"] != meta_part["crf"]["loss"]  # the unlabelled cells changed the target
+
+
+def test_a_paragraph_pair_with_an_unlabelled_cell_and_no_positive_is_unknown() -> None:
+    from alignment_engine.gold import known_paragraphs
+
+    pair = DocPair("q", [["c0", "c1"], ["c2"]], [["s0"], ["s1", "s2"]])
+    s, c = pair.simple_ids(), pair.complex_ids()
+    # simple paragraph 0 (s0) -> complex paragraph 0 labelled; s1/c2 an unlabelled candidate; s2/c0 unlabelled
+    # but simple paragraph 1 / complex paragraph 0 holds no positive
+    known = known_matrix(pair, [Alignment("aligned", s[0], c[0])], [(s[1], c[2]), (s[2], c[0]), (s[0], c[1])])
+    assert known_paragraphs(pair, known).tolist() == [
+        [True, True],  # linked (a positive, even beside an unlabelled cell); fully labelled, not linked
+        [False, False],  # both hold an unlabelled cell and no positive: unknown
+    ]
+    assert known_paragraphs(pair, known_matrix(pair, [Alignment("aligned", s[0], c[0])], [])).all()
+
+
+def test_encoder_fine_tuning_never_draws_an_unlabelled_cell_as_a_negative() -> None:
+    from alignment_engine.training import encoder_examples
+
+    pair = _pair()
+    s, c = pair.simple_ids(), pair.complex_ids()
+    gold = [Alignment("aligned", s[0], c[0])]
+    cfg = CRFConfig(encoder_negatives=4, encoder_labels=2)
+    texts = pair.texts()
+    open_cells = [(s[i], c[j]) for i in range(3) for j in range(3) if (i, j) != (0, 0) and (i == 0 or j == 0)]
+    for seed in range(5):
+        every = encoder_examples([pair], gold, cfg, seed)
+        assert {(a, b) for a, b, y in every if y == 0} & {(texts[x], texts[y]) for x, y in open_cells}
+        partial = encoder_examples([pair], gold, cfg, seed, {"p": open_cells})
+        negatives = {(a, b) for a, b, y in partial if y == 0}
+        assert not negatives & {(texts[x], texts[y]) for x, y in open_cells}
+        assert sum(y == 1 for *_, y in partial) == 1
+
+
+def test_the_learned_decoder_trains_on_partial_labels(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The default decoder's path with partial labels (paragraph and cell classifiers, threshold searches
+    that leave unknown cells out) runs through and records its cross-validation."""
+    docs = [DocPair(f"d{k}", [[f"Story {k} begins with a long sentence.", "A second complex sentence follows."],
+                              [f"Paragraph two of {k} says more things.", "It ends with detail."]],
+                    [[f"Story {k} begins.", "A second sentence."], [f"Paragraph two of {k} says more.", "It ends."]])
+            for k in range(4)]
+    gold = [Alignment("aligned", d.simple_ids()[i], d.complex_ids()[i]) for d in docs for i in range(4) if i != 3]
+    cfg = CRFConfig(emission="lexical", decoder="learned", cv_folds=2, crf_epochs=2, hidden=8, transition_hidden=4)
+    unlabelled = {d.pair_id: {(d.simple_ids()[3], d.complex_ids()[3]), (d.simple_ids()[2], d.complex_ids()[3])}
+                  for d in docs[:2]}
+    out = train_model(docs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", config=cfg, unlabelled=unlabelled)
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["data"]["train_partial_pairs"] == 2
+    assert meta["cross_validation"]["folds"] == 2 and meta["cross_validation"]["paragraph"]
