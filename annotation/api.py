@@ -20,6 +20,7 @@ from rest_framework.throttling import ScopedRateThrottle
 
 from accounts.permissions import IsAnnotator, IsResearcher
 from annotation.models import LabelingJob, Membership
+from annotation.models.pay import PayError, apply_pay
 from annotation.serializers import (
     AnswerResultSerializer,
     AnswerSerializer,
@@ -29,6 +30,7 @@ from annotation.serializers import (
     LedgerSerializer,
     MyStatsSerializer,
     NextQuestionSerializer,
+    PayUpdateSerializer,
     QuestionSerializer,
 )
 from annotation.services import assignment, labeling, ledger, presenting
@@ -89,6 +91,20 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
         """The job's annotation cost ledger (researchers): per annotator and in total, judgments,
         test answers, discarded judgments, seconds on task and cost with the job's pay settings."""
         job = self.get_object()
+        return Response(LedgerSerializer(ledger.job_ledger(job).as_dict()).data)
+
+    @extend_schema(request=PayUpdateSerializer, responses={200: LedgerSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
+    @ledger.mapping.patch
+    def set_pay(self, request: Request, pk: str | None = None) -> Response:
+        """Change the job's pay settings (researchers): any of ``pay_per_judgment``, ``pay_per_hour``,
+        ``currency``; the others keep their values. Returns the ledger recounted with them."""
+        job = self.get_object()
+        body = PayUpdateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            apply_pay(job, body.validated_data)
+        except PayError as exc:
+            return error(str(exc), "invalid", 400, errors={exc.field: [str(exc)]})
         return Response(LedgerSerializer(ledger.job_ledger(job).as_dict()).data)
 
     @extend_schema(responses=MyStatsSerializer)

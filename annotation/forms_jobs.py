@@ -96,3 +96,11 @@ class JobForm(forms.Form):
     def pair_id_list(self) -> list[str]:
         raw = self.cleaned_data.get("pair_ids") or ""
         return [p.strip() for p in raw.replace(",", "\n").splitlines() if p.strip()]
+
+
+class PayForm(forms.Form):
+    """A job's pay settings, changed on its page (the cost ledger recounts with them)."""
+
+    pay_per_judgment = pay_form_field("pay_per_judgment", "paid per answer (test questions included)")
+    pay_per_hour = pay_form_field("pay_per_hour", "paid per hour on task, as the server measures it")
+    currency = pay_form_field("currency")

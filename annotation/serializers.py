@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+from typing import Any
+
 from rest_framework import serializers
 
 from annotation.models import LabelingJob
+from annotation.models.pay import MAX_PAY_PER_HOUR, MAX_PAY_PER_JUDGMENT
 from curation.models import AlignmentLabel
 
 
@@ -79,6 +83,22 @@ class PayTermsSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
     currency = serializers.CharField()
     pay_per_hour = serializers.CharField(help_text="decimal: paid per hour on task")
+
+
+class PayUpdateSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    """New pay settings of a job or study (any of the three; the others keep their values)."""
+
+    pay_per_judgment = serializers.DecimalField(max_digits=10, decimal_places=4, required=False, min_value=Decimal(0),
+                                                max_value=MAX_PAY_PER_JUDGMENT,
+                                                help_text="paid per answer (a job, test questions included) or per rating (a study)")
+    pay_per_hour = serializers.DecimalField(max_digits=10, decimal_places=2, required=False, min_value=Decimal(0),
+                                            max_value=MAX_PAY_PER_HOUR, help_text="paid per hour on task, server-measured")
+    currency = serializers.RegexField(r"^[A-Z]{3}\Z", max_length=3, required=False, help_text="ISO 4217 code, e.g. USD, EUR")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError("Give at least one of pay_per_judgment, pay_per_hour, currency.")
+        return attrs
 
 
 class LedgerTotalSerializer(OnTaskSerializer):

@@ -8,11 +8,13 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, F, Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 
 from accounts.permissions import role_required
 from accounts.roles import Role, has_role
-from annotation.forms_jobs import JobForm
+from annotation.forms_jobs import JobForm, PayForm
 from annotation.models import LabelingJob, Membership
+from annotation.models.pay import PAY_FIELDS, PayError, apply_pay
 from annotation.services import job_setup, ledger, presenting, removal
 from annotation.views_label import LABELERS, user_of
 
@@ -68,7 +70,18 @@ def job_new(request: HttpRequest) -> HttpResponse:
 @role_required(Role.RESEARCHER)
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(LabelingJob.objects.select_related("corpus", "created_by"), pk=job_id)
-    if request.method == "POST":
+    pay_form = PayForm(initial={name: getattr(job, name) for name in PAY_FIELDS})
+    if request.method == "POST" and "save_pay" in request.POST:
+        pay_form = PayForm(request.POST, initial=pay_form.initial)
+        if pay_form.is_valid():
+            try:  # an emptied field is its default (0, USD), as when the job was created
+                saved = apply_pay(job, {name: pay_form.cleaned_data[name] for name in pay_form.changed_data})
+            except PayError as exc:
+                pay_form.add_error(exc.field, str(exc))
+            else:
+                messages.success(request, "Pay saved; the cost ledger is recounted with it." if saved else "Pay unchanged.")
+                return redirect(reverse("annotation:job_detail", args=[job.pk]) + "#ledger")
+    elif request.method == "POST":
         new_status = request.POST.get("status", "")
         if new_status in LabelingJob.Status.values:
             job.status = new_status
@@ -93,6 +106,7 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
             "mean_seconds": (seconds["total"] / seconds["n"]) if seconds["n"] else None,
             "statuses": [("open", "Reopen"), ("paused", "Pause"), ("closed", "Close")],
             "ledger": ledger.job_ledger(job),
+            "pay_form": pay_form,
             "selected_items": job.items.exclude(selection_reason="").select_related(
                 "candidate__pair", "candidate__simple", "candidate__complex").order_by(
                 F("selection_score").desc(nulls_last=True), "pk")[:SELECTION_SHOWN],

@@ -26,9 +26,9 @@ from annotation.evaluation.serializers import (
     StudyLedgerSerializer,
     StudySerializer,
 )
-from annotation.evaluation.services import assignment, ledger, presenting, rating, results
+from annotation.evaluation.services import assignment, ledger, presenting, rating, results, studies
 from annotation.models import Study, StudyRater
-from annotation.serializers import ErrorSerializer
+from annotation.serializers import ErrorSerializer, PayUpdateSerializer
 from annotation.views_label import user_of
 
 
@@ -95,6 +95,20 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet[Study]):
         """The study's cost ledger (researchers): per rater and in total, pages, ratings, control
         ratings, ratings discarded by exclusion, seconds on task and cost with the study's pay settings."""
         study = self.get_object()
+        return Response(StudyLedgerSerializer(ledger.study_ledger(study).as_dict()).data)
+
+    @extend_schema(request=PayUpdateSerializer, responses={200: StudyLedgerSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
+    @ledger.mapping.patch
+    def set_pay(self, request: Request, pk: str | None = None) -> Response:
+        """Change the study's pay settings (researchers): any of ``pay_per_judgment`` (per rating),
+        ``pay_per_hour``, ``currency``; the others keep their values. Returns the ledger recounted with them."""
+        study = self.get_object()
+        body = PayUpdateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            studies.update_settings(study, **body.validated_data)
+        except studies.StudyError as exc:
+            return error(str(exc), "invalid", 400)
         return Response(StudyLedgerSerializer(ledger.study_ledger(study).as_dict()).data)
 
 

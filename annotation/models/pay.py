@@ -67,6 +67,20 @@ def check_pay(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def apply_pay(instance: PaySettings, values: Mapping[str, Any]) -> list[str]:
+    """Set the pay settings among ``values`` on a job or study (cleaned by :func:`check_pay`, so a bad
+    value raises PayError naming its field and nothing is saved; an empty value, None or "", is the
+    field's default: 0 or USD) and save only those fields, so a concurrent change of another setting
+    is not overwritten. Returns the fields saved."""
+    cleaned = check_pay({name: PaySettings._meta.get_field(name).default if value in (None, "") else value  # type: ignore[union-attr]
+                         for name, value in values.items()})
+    for name, value in cleaned.items():
+        setattr(instance, name, value)
+    if cleaned:
+        instance.save(update_fields=list(cleaned))
+    return list(cleaned)
+
+
 def pay_form_field(name: str, help_text: str | None = None) -> Any:
     """The form field of pay setting ``name`` with the model field's validators, optional (empty: the default)."""
     model_field: Any = PaySettings._meta.get_field(name)

@@ -96,3 +96,45 @@ def test_simulated_job_fills_a_ledger():
     assert book.total.test_answers == sum(Membership.objects.filter(job=job).values_list("tests_answered", flat=True))
     assert book.total.seconds == pytest.approx(sum(judgments.values_list("seconds", flat=True)))
     assert book.total.cost > 0 and book.cost_per_valid_judgment is not None and book.cost_per_verified_pair is None
+
+
+def test_pay_is_changed_in_the_api_and_the_ledger_recounts(make_user, researcher):
+    job = make_simulated_job_with_pay()
+    api = APIClient()
+    api.force_login(researcher)
+    url = reverse("labelingjob-ledger", args=[job.pk])
+    before = api.get(url).json()
+    data = api.patch(url, {"pay_per_hour": "19.00"}, format="json").json()
+    job.refresh_from_db()
+    assert (job.pay_per_hour, job.pay_per_judgment, job.currency) == (Decimal("19.00"), Decimal("0.02"), "GBP")
+    assert data == api.get(url).json() and data["pay_per_hour"] == "19.00"
+    assert Decimal(data["total"]["cost"]) > Decimal(before["total"]["cost"])
+    assert data["total"]["judgments"] == before["total"]["judgments"]
+    for body, field in (({"currency": "pounds"}, "currency"), ({"pay_per_judgment": "-1"}, "pay_per_judgment"),
+                        ({"pay_per_hour": "99999999"}, "pay_per_hour"), ({}, "non_field_errors")):
+        refused = api.patch(url, body, format="json")
+        assert refused.status_code == 400 and refused.json()["code"] == "invalid" and field in refused.json()["errors"], body
+    job.refresh_from_db()
+    assert (job.pay_per_hour, job.currency) == (Decimal("19.00"), "GBP")  # nothing refused was saved
+    annotator = APIClient()
+    annotator.force_login(make_user("nosy", "annotator"))
+    assert annotator.patch(url, {"pay_per_hour": "0"}, format="json").status_code == 403
+    assert api.patch(reverse("labelingjob-ledger", args=[job.pk + 999]), {"pay_per_hour": "1"}, format="json").status_code == 404
+
+
+def test_pay_is_changed_on_the_job_page(client, researcher):
+    job = make_simulated_job_with_pay()
+    client.force_login(researcher)
+    url = reverse("annotation:job_detail", args=[job.pk])
+    page = client.get(url).content.decode()
+    assert 'id="pay-settings"' in page and 'name="save_pay"' in page and 'value="9.50"' in page
+    refused = client.post(url, {"save_pay": "1", "pay_per_judgment": "0.02", "pay_per_hour": "-3", "currency": "GBP"})
+    assert refused.status_code == 200 and "cannot be negative" in refused.content.decode()
+    job.refresh_from_db()
+    assert job.pay_per_hour == Decimal("9.50")
+    saved = client.post(url, {"save_pay": "1", "pay_per_judgment": "0.02", "pay_per_hour": "", "currency": "EUR"})
+    assert saved.status_code == 302 and saved["Location"].endswith("#ledger")
+    job.refresh_from_db()
+    assert (job.pay_per_judgment, job.pay_per_hour, job.currency) == (Decimal("0.02"), Decimal(0), "EUR")  # emptied: 0
+    page = client.get(url).content.decode()
+    assert f"{ledger.job_ledger(job).total.cost}</th>" in page and "EUR per hour" in page

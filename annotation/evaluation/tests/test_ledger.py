@@ -239,3 +239,23 @@ def test_ledger_costs_four_queries_whatever_the_raters(make_user, django_assert_
     with django_assert_num_queries(4):  # raters, answered pages, ratings, items (count and complete in one)
         book = ledger.study_ledger(study)
     assert len(book.rows) == 3 and book.items == 4
+
+
+def test_pay_is_changed_in_the_api_and_the_ledger_recounts(make_user, researcher):
+    study, users = small_study(make_user, "0.03", "12")
+    api = APIClient()
+    api.force_login(researcher)
+    url = reverse("evaluation-study-ledger", args=[study.pk])
+    before = api.get(url).json()
+    data = api.patch(url, {"pay_per_judgment": "0.06", "currency": "USD"}, format="json").json()
+    study.refresh_from_db()
+    assert (study.pay_per_judgment, study.pay_per_hour, study.currency) == (Decimal("0.06"), Decimal(12), "USD")
+    assert data == api.get(url).json() and data["currency"] == "USD"
+    assert Decimal(data["total"]["cost"]) > Decimal(before["total"]["cost"])
+    for body in ({"currency": "usd"}, {"pay_per_hour": "-1"}, {}):
+        assert api.patch(url, body, format="json").status_code == 400, body
+    study.refresh_from_db()
+    assert (study.pay_per_judgment, study.currency) == (Decimal("0.06"), "USD")
+    rater = APIClient()
+    rater.force_login(users["ann"])
+    assert rater.patch(url, {"pay_per_hour": "0"}, format="json").status_code == 403
