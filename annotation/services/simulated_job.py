@@ -20,7 +20,7 @@ from django.db import transaction
 from accounts.roles import Role
 from annotation.agreement import LABELS
 from annotation.crowd_model import DEFAULT_ACCURACIES, DEFAULT_PRIORS, simulate
-from annotation.models import CandidatePair, JobItem, Judgment, LabelingJob, Membership
+from annotation.models import CandidatePair, JobItem, Judgment, LabelingJob, Membership, TestAnswer, TestQuestion
 from curation.models import Article, Corpus, Document, DocumentPair, Paragraph, Sentence
 
 BATCH = 5000
@@ -41,6 +41,29 @@ def _sentences(document: Document, texts: Sequence[str]) -> list[Sentence]:
         for i, text in enumerate(texts)
     ]
     return Sentence.objects.bulk_create(rows, batch_size=BATCH)
+
+
+WRONG = {"aligned": "notAligned", "partialAligned": "notAligned", "notAligned": "aligned"}
+
+
+def _test_questions(job: LabelingJob, corpus: Corpus, tag: str, n: int, rng: np.random.Generator) -> list[TestQuestion]:
+    """``n`` test questions on a document pair of their own (gold labels drawn uniformly), so that every
+    simulated test answer is a ``TestAnswer`` row as in a real job."""
+    if n < 1:
+        return []
+    article = Article.objects.create(corpus=corpus, slug=f"sim{tag}-tests", title=f"{job.name} (test questions)", content_hash=f"{tag}t")
+    complex_doc = Document.objects.create(article=article, level=0, level_label="complex")
+    simple_doc = Document.objects.create(article=article, level=1, level_label="simple")
+    doc_pair = DocumentPair.objects.create(article=article, complex=complex_doc, simple=simple_doc, pair_id=f"sim{tag}-tests", corpus=corpus)
+    complex_s = _sentences(complex_doc, [f"Complex test sentence {i} of the simulated article." for i in range(n)])
+    simple_s = _sentences(simple_doc, [f"Simple test sentence {i}." for i in range(n)])
+    candidates = CandidatePair.objects.bulk_create(
+        [CandidatePair(pair=doc_pair, complex=c, simple=s_) for c, s_ in zip(complex_s, simple_s, strict=True)], batch_size=BATCH)
+    labels = rng.choice(LABELS, size=n).tolist()
+    TestQuestion.objects.bulk_create(
+        [TestQuestion(job=job, candidate=cand, gold_label=label, explanation="simulated gold")
+         for cand, label in zip(candidates, labels, strict=True)])
+    return list(TestQuestion.objects.filter(job=job).order_by("pk"))
 
 
 @transaction.atomic
@@ -100,14 +123,26 @@ def create_simulated_job(
         users = list(user_model.objects.filter(username__startswith=f"sim{tag}-").order_by("username"))
     group, _ = Group.objects.get_or_create(name=Role.ANNOTATOR.value)
     group.user_set.add(*users)
-    tests_correct = rng.binomial(tests_per_annotator, sim.annotator_accuracy)
+    tests_correct = rng.binomial(tests_per_annotator, sim.annotator_accuracy) if tests_per_annotator else np.zeros(len(users), int)
+    tests = _test_questions(job, corpus, tag, tests_per_annotator, rng)
+    answers: list[TestAnswer] = []
+    for user, correct in zip(users, tests_correct, strict=True):
+        right = set(rng.permutation(len(tests))[: int(correct)].tolist())
+        for k, question in enumerate(tests):
+            label = question.gold_label if k in right else WRONG[question.gold_label]
+            answers.append(TestAnswer(job=job, test_question=question, annotator=user, label=label, correct=k in right,
+                                      seconds=float(rng.uniform(10, 45))))
+    TestAnswer.objects.bulk_create(answers, batch_size=BATCH)
+    j = sim.judgments
+    per_user = np.bincount(j.annotators, minlength=len(users)) if j.size else np.zeros(len(users), int)
     Membership.objects.bulk_create(
         [
-            Membership(job=job, annotator=user, tests_answered=tests_per_annotator, tests_correct=int(correct))
-            for user, correct in zip(users, tests_correct, strict=True)
+            Membership(job=job, annotator=user, tests_answered=len(tests), tests_correct=int(correct),
+                       shown_tests_answered=len(tests), shown_tests_correct=int(correct),
+                       questions_served=int(n) + len(tests), questions_answered=int(n) + len(tests))
+            for user, correct, n in zip(users, tests_correct, per_user.tolist(), strict=True)
         ]
     )
-    j = sim.judgments
     seconds = rng.uniform(10, 45, size=j.size)
     Judgment.objects.bulk_create(
         [

@@ -143,3 +143,31 @@ def test_researcher_creates_a_job(browser_page, live_server, researcher) -> None
     assert job.min_seconds == 8 and job.items.exists()
     assert "Pilot round" in page.locator("h1").inner_text()
     screenshot(page, "job-detail.png")
+
+
+def test_researcher_changes_the_pay_on_the_job_page(browser_page, live_server, researcher) -> None:  # type: ignore[no-untyped-def]
+    from decimal import Decimal
+
+    from annotation.models import LabelingJob
+    from annotation.services import ledger
+    from annotation.services.simulated_job import create_simulated_job
+    from tests.browser import assert_accessible
+
+    job = create_simulated_job("paid", n_items=30, pay_per_judgment="0.02", pay_per_hour="9.50", currency="GBP")
+    page = browser_page(researcher)
+    page.goto(f"{live_server.url}/annotate/jobs/{job.pk}/")
+    before = page.locator("#ledger-table tfoot th").last.inner_text()
+    page.click("#pay-settings summary")
+    page.fill("#pay-settings input[name=pay_per_hour]", "-1")
+    page.click("#pay-settings button[name=save_pay]")
+    assert page.locator("#pay-settings[open] .error").count() >= 1  # refused, the form stays open with the reason
+    assert LabelingJob.objects.get(pk=job.pk).pay_per_hour == Decimal("9.50")
+    page.fill("#pay-settings input[name=pay_per_hour]", "19")
+    page.click("#pay-settings button[name=save_pay]")
+    page.wait_for_selector(".messages")
+    job.refresh_from_db()
+    after = page.locator("#ledger-table tfoot th").last.inner_text()
+    assert job.pay_per_hour == Decimal("19") and after == str(ledger.job_ledger(job).total.cost) != before
+    page.click("#pay-settings summary")
+    screenshot(page, "job-pay.png")
+    assert_accessible(page, "job page with the pay form")

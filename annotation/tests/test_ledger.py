@@ -93,9 +93,17 @@ def test_simulated_job_fills_a_ledger():
     book = ledger.job_ledger(job)
     judgments = Judgment.objects.filter(job=job)
     assert book.total.judgments == judgments.count() > 0
+    tests = CheckAnswer.objects.filter(job=job)
+    assert book.total.test_answers == tests.count() == 20 * Membership.objects.filter(job=job).count()
     assert book.total.test_answers == sum(Membership.objects.filter(job=job).values_list("tests_answered", flat=True))
-    assert book.total.seconds == pytest.approx(sum(judgments.values_list("seconds", flat=True)))
+    assert book.total.seconds == pytest.approx(sum(judgments.values_list("seconds", flat=True)) + sum(tests.values_list("seconds", flat=True)))
     assert book.total.cost > 0 and book.cost_per_valid_judgment is not None and book.cost_per_verified_pair is None
+    # the memberships are recounts of the rows, as in a real job
+    for m in Membership.objects.filter(job=job):
+        mine = tests.filter(annotator=m.annotator)
+        assert m.tests_correct == mine.filter(correct=True).count() and m.tests_answered == mine.count() == 20
+        assert m.questions_answered == judgments.filter(annotator=m.annotator).count() + mine.count()
+    assert job.test_questions.count() == 20 and not job.items.filter(candidate__in=job.test_questions.values("candidate")).exists()
 
 
 def test_pay_is_changed_in_the_api_and_the_ledger_recounts(make_user, researcher):
