@@ -21,14 +21,15 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
+from itertools import chain
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from alignment_engine.ids import SentenceId
 from alignment_engine.text import words
-from curation.curate.gleu import sentence_gleu
-from curation.curate.readability import flesch_gain
+from curation.curate.gleu import gleu_scores
+from curation.curate.readability import flesch_scores
 from curation.curate.rows import Row
 from curation.curate.verbs import has_verb
 
@@ -121,22 +122,37 @@ def _make_test_set_keep(sentences: frozenset[str]) -> Callable[[Row], bool]:
     return keep
 
 
-def make_gleu_keep(low: float, high: float) -> Callable[[Row], bool]:
-    def keep(row: Row) -> bool:
-        value = sentence_gleu(row.simple, row.complex)
-        row.note("gleu", value)
-        return low <= value <= high
+@dataclass
+class ScoreFilter(Filter):
+    """Rows kept by a threshold on a score computed for all rows of one document pair in one call
+    (GLEU and Flesch run vectorised over the pair's sentences); the score is noted on every row
+    under ``key``."""
 
-    return keep
+    score: Callable[[list[Row]], list[float]] = field(default=lambda rows: [0.0] * len(rows))
+    keep: Callable[[float], bool] = field(default=lambda value: True)
+    key: str = ""
+
+    def apply(self, rows: list[Row], language: str = "en") -> list[Row]:
+        kept = []
+        for row, value in zip(rows, self.score(rows), strict=True):
+            row.note(self.key, value)
+            if self.keep(value):
+                kept.append(row)
+        self.seen += len(rows)
+        self.removed += len(rows) - len(kept)
+        return kept
 
 
-def make_flesch_keep(min_gain: float, language: str = "en") -> Callable[[Row], bool]:
-    def keep(row: Row) -> bool:
-        gain = flesch_gain(row.simple, row.complex, language)
-        row.note("flesch_gain", gain)
-        return gain >= min_gain
+def gleu_of_rows(rows: list[Row]) -> list[float]:
+    """GLEU(simple, complex) of each row (:func:`curation.curate.gleu.gleu_scores`)."""
+    return gleu_scores([(row.simple, row.complex) for row in rows])
 
-    return keep
+
+def flesch_gains(rows: list[Row], language: str = "en") -> list[float]:
+    """FRE(simple) - FRE(complex) of each row, each distinct sentence scored once."""
+    texts = list(dict.fromkeys(chain.from_iterable((row.simple, row.complex) for row in rows)))
+    ease = dict(zip(texts, flesch_scores(texts, language), strict=True))
+    return [ease[row.simple] - ease[row.complex] for row in rows]
 
 
 @lru_cache(maxsize=8192)
@@ -291,9 +307,12 @@ def build_filters(
             params = {**params, "sentences": len(test_sentences)}
             filters.append(RowFilter(name, params, keep=_make_test_set_keep(test_sentences)))
         elif name == "gleu":
-            filters.append(RowFilter(name, params, keep=make_gleu_keep(float(params["min"]), float(params["max"]))))
+            low, high = float(params["min"]), float(params["max"])
+            filters.append(ScoreFilter(name, params, score=gleu_of_rows, keep=lambda v, lo=low, hi=high: lo <= v <= hi, key="gleu"))
         elif name == "flesch":
-            filters.append(RowFilter(name, params, keep=make_flesch_keep(float(params["min_gain"]), language)))
+            min_gain = float(params["min_gain"])
+            filters.append(ScoreFilter(name, params, score=partial(flesch_gains, language=language),
+                                       keep=lambda v, m=min_gain: v >= m, key="flesch_gain"))
         elif name == "bisect":
             filters.append(BisectFilter(name, params, scorer=scorer))
     return filters
