@@ -19,6 +19,7 @@ name                rule (kept when ...)                                     def
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
@@ -31,6 +32,7 @@ from alignment_engine.text import words
 from curation.curate.gleu import gleu_scores
 from curation.curate.readability import flesch_scores
 from curation.curate.rows import Row
+from curation.curate.text import normalise_space
 from curation.curate.verbs import has_verb
 
 DEFAULTS: dict[str, dict[str, Any]] = {
@@ -56,7 +58,8 @@ C = TypeVar("C")
 
 
 def normalise(text: str) -> str:
-    return " ".join(text.lower().split())
+    """Lower case, whitespace runs as single spaces (``" ".join(text.lower().split())``)."""
+    return normalise_space(text.lower())
 
 
 @dataclass
@@ -129,14 +132,19 @@ class ScoreFilter(Filter):
     under ``key``."""
 
     score: Callable[[list[Row]], list[float]] = field(default=lambda rows: [0.0] * len(rows))
-    keep: Callable[[float], bool] = field(default=lambda value: True)
+    low: float = -math.inf  # kept when low <= score <= high
+    high: float = math.inf
     key: str = ""
 
     def apply(self, rows: list[Row], language: str = "en") -> list[Row]:
         kept = []
+        low, high, key = self.low, self.high, self.key
         for row, value in zip(rows, self.score(rows), strict=True):
-            row.note(self.key, value)
-            if self.keep(value):
+            if row.extra is None:
+                row.extra = {key: value}
+            else:
+                row.extra[key] = value
+            if low <= value <= high:
                 kept.append(row)
         self.seen += len(rows)
         self.removed += len(rows) - len(kept)
@@ -307,12 +315,10 @@ def build_filters(
             params = {**params, "sentences": len(test_sentences)}
             filters.append(RowFilter(name, params, keep=_make_test_set_keep(test_sentences)))
         elif name == "gleu":
-            low, high = float(params["min"]), float(params["max"])
-            filters.append(ScoreFilter(name, params, score=gleu_of_rows, keep=lambda v, lo=low, hi=high: lo <= v <= hi, key="gleu"))
+            filters.append(ScoreFilter(name, params, score=gleu_of_rows, low=float(params["min"]), high=float(params["max"]), key="gleu"))
         elif name == "flesch":
-            min_gain = float(params["min_gain"])
-            filters.append(ScoreFilter(name, params, score=partial(flesch_gains, language=language),
-                                       keep=lambda v, m=min_gain: v >= m, key="flesch_gain"))
+            flesch = partial(flesch_gains, language=language)
+            filters.append(ScoreFilter(name, params, score=flesch, low=float(params["min_gain"]), key="flesch_gain"))
         elif name == "bisect":
             filters.append(BisectFilter(name, params, scorer=scorer))
     return filters

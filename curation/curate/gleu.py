@@ -32,7 +32,7 @@ from itertools import chain
 import numpy as np
 
 from alignment_engine.text import TOKEN_RE
-from curation.curate.chunks import Ids
+from curation.curate.text import Ids
 
 
 def ngram_counts(tokens: Sequence[str], min_n: int = 1, max_n: int = 4) -> Counter[tuple[str, ...]]:

@@ -30,7 +30,7 @@ from itertools import chain, repeat
 import numpy as np
 import pyphen
 
-from curation.curate.chunks import Ids
+from curation.curate.text import Ids
 
 WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")

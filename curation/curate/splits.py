@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from alignment_engine.text import count_tokens
+from curation.curate.text import normalise_space
 
 DEFAULT_RATIOS: dict[str, float] = {"train": 35, "dev": 5, "test": 10}
 
@@ -131,8 +132,15 @@ def count_shared_across_splits(
     sets and the sorted list of every leak), a second pass over ``texts()`` collects the
     articles of the ``limit`` first leaked texts only (skipped when nothing leaks)."""
     first_split: dict[str, str | None] = {}  # text -> its one split so far; None once in two
-    for _key, split, norm in _split_texts(texts(), split_of, min_tokens):
-        seen = first_split.setdefault(norm, split)
+    remember, split_for = first_split.setdefault, split_of.get
+    for key, text in texts():  # _split_texts inlined: this runs once per sentence of the corpus
+        split = split_for(key)
+        if split is None:
+            continue
+        norm = normalise_space(text)
+        if min_tokens > 1 and count_tokens(norm) < min_tokens:
+            continue
+        seen = remember(norm, split)
         if seen is not None and seen != split:
             first_split[norm] = None
     shared = [text for text, split in first_split.items() if split is None]
@@ -142,5 +150,8 @@ def count_shared_across_splits(
     del shared
     if not listed:
         return count, []
-    rows = ((key, text) for key, text in texts() if " ".join(text.split()) in listed)
+    # a text's normal form starts with the first character of the text without leading
+    # whitespace: that cheap test skips most sentences before normalising
+    heads = {text[:1] for text in listed}
+    rows = ((key, text) for key, text in texts() if text.lstrip()[:1] in heads and normalise_space(text) in listed)
     return count, shared_across_splits(rows, split_of, min_tokens)
