@@ -101,4 +101,8 @@ def article_sentence_texts_batched(corpus: Corpus, sentences_per_query: int = 20
 def count_split_leaks(corpus: Corpus, split_of: Mapping[str, str], limit: int) -> tuple[int, list[SharedText]]:
     """How many sentence texts of ``corpus`` are in more than one split, and the first ``limit``
     of them (as :func:`split_leaks`), in memory bounded by the distinct texts (export cards)."""
-    return count_shared_across_splits(lambda: article_sentence_texts_batched(corpus), split_of, limit)
+    def equal_to(wanted: frozenset[str]) -> Iterator[tuple[str, str]]:
+        rows = Sentence.objects.filter(document__article__corpus=corpus, text__in=sorted(wanted))
+        yield from rows.values_list("document__article__slug", "text")
+
+    return count_shared_across_splits(lambda: article_sentence_texts_batched(corpus), split_of, limit, texts_equal_to=equal_to)
