@@ -179,6 +179,7 @@ def lexical_overlap(long: str, parts: Iterable[str]) -> float:
     return len(a & b) / len(union) if union else 0.0
 
 
+@lru_cache(maxsize=4096)  # a token diff costs ~0.4 ms; a group recurs across an article's level pairs
 def split_category(long: str, first: str, second: str, window: int = 3, max_edits: int = 3) -> str:
     """BiSECT's three categories by a token diff of the long sentence against the two parts joined.
 
