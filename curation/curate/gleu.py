@@ -32,7 +32,7 @@ from itertools import chain
 import numpy as np
 
 from alignment_engine.text import TOKEN_RE
-from curation.curate.text import Ids
+from curation.curate.text import SEPARATOR, Ids, joined_chunks
 
 
 def ngram_counts(tokens: Sequence[str], min_n: int = 1, max_n: int = 4) -> Counter[tuple[str, ...]]:
@@ -103,16 +103,24 @@ def gleu_scores(pairs: Sequence[tuple[str, str]], max_n: int = MAX_N) -> list[fl
     ``tokenize`` tokens, for all pairs in a few numpy calls (see the module docstring)."""
     if not pairs:
         return []
-    index: dict[str, int] = {}  # distinct sentences of the call
-    hyp = np.fromiter((index.setdefault(h, len(index)) for h, _ in pairs), dtype=np.int64, count=len(pairs))
-    ref = np.fromiter((index.setdefault(r, len(index)) for _, r in pairs), dtype=np.int64, count=len(pairs))
-    split = [text.lower().split() for text in index]
-    chunks = _table.chunk_ids(list(chain.from_iterable(split)))
-    chunks_per_sentence = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+    hyps, refs = [h for h, _ in pairs], [r for _, r in pairs]
+    index = {text: i for i, text in enumerate(dict.fromkeys(chain(hyps, refs)))}  # distinct sentences of the call
+    hyp = np.fromiter(map(index.__getitem__, hyps), dtype=np.int64, count=len(pairs))
+    ref = np.fromiter(map(index.__getitem__, refs), dtype=np.int64, count=len(pairs))
+    n_sent = len(index)
+    joined = joined_chunks(list(index), lower=True)
+    if joined is not None:
+        chunks = _table.chunk_ids(joined)
+        separator = chunks == _table.chunks.get(SEPARATOR, -1)
+        text_of = np.cumsum(separator)[~separator]
+        chunks = chunks[~separator]
+    else:
+        split = [text.lower().split() for text in index]
+        chunks = _table.chunk_ids(list(chain.from_iterable(split)))
+        text_of = np.repeat(np.arange(n_sent), np.fromiter(map(len, split), dtype=np.int64, count=n_sent))
     per_chunk = _table.counts[chunks]
     codes = _table.ids[_spread(_table.starts[chunks], per_chunk)]  # every token of every sentence
-    n_sent = len(split)
-    lens = np.bincount(np.repeat(np.arange(n_sent), chunks_per_sentence), weights=per_chunk, minlength=n_sent).astype(np.int64)
+    lens = np.bincount(text_of, weights=per_chunk, minlength=n_sent).astype(np.int64)
     n_tokens = len(codes)
     vocabulary = max(len(_table.tokens), 1)
     sentence = np.repeat(np.arange(n_sent, dtype=np.int64), lens)

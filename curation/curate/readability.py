@@ -30,7 +30,7 @@ from itertools import chain, repeat
 import numpy as np
 import pyphen
 
-from curation.curate.text import Ids
+from curation.curate.text import SEPARATOR, Ids, joined_chunks
 
 WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
@@ -117,9 +117,14 @@ def flesch_scores(texts: Sequence[str], language: str = "en") -> list[float]:
     table = _tables.get(language)
     if table is None:
         table = _tables[language] = _ChunkCounts(language)
-    split = [text.split() for text in texts]
-    chunks = table.lookup(list(chain.from_iterable(split)))
-    of_text = np.repeat(np.arange(len(texts)), np.fromiter(map(len, split), dtype=np.int64, count=len(split)))
+    joined = joined_chunks(texts)
+    if joined is not None:  # a separator chunk counts no word, syllable or sentence end
+        chunks = table.lookup(joined)
+        of_text = np.cumsum(chunks == table.ids.get(SEPARATOR, -1))
+    else:
+        split = [text.split() for text in texts]
+        chunks = table.lookup(list(chain.from_iterable(split)))
+        of_text = np.repeat(np.arange(len(texts)), np.fromiter(map(len, split), dtype=np.int64, count=len(split)))
     words = np.bincount(of_text, weights=table.words[chunks], minlength=len(texts))
     syllables = np.bincount(of_text, weights=table.syllables[chunks], minlength=len(texts))
     sentences = np.maximum(np.bincount(of_text, weights=table.ends[chunks], minlength=len(texts)), 1)

@@ -146,7 +146,8 @@ def _odd_texts() -> list[str]:
     rng = random.Random(5)
     vocabulary = ["the", "a", "Cat", "sat", ".", ",", "it's", "2", "x.y", "?!", "Über", "straße", "’s", "İ", "...", "ΣΑΣ", "x_y", "\t", "\xa0"]
     fixed = ["", "...", "a", "Don't stop!", "İstanbul ΣΑΣ x_y 3.5 — end", "the the the", "  spaced   out  ", "\x1cA\x1fb\u2028c.",
-             "U.S. is big. Really?! Yes... no", "l'été ’tis Straße", "123 456.", "end.\n", "Über die Brücke gehen wir heute."]
+             "U.S. is big. Really?! Yes... no", "l'été ’tis Straße", "123 456.", "end.\n", "Über die Brücke gehen wir heute.",
+             "a\x00b", "\x00", "ΑΣ ΑΣ. ΑΣ\tΣ"]
     return fixed + [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 20))) for _ in range(1500)]
 
 
