@@ -151,7 +151,9 @@ def gleu_scores(pairs: Sequence[tuple[str, str]], max_n: int = MAX_N) -> list[fl
     hit = keys[found] == wanted
     clipped = np.where(hit, np.minimum(counts[at], counts[found]), 0)
     matches = np.bincount(np.repeat(np.arange(len(pairs)), degree[hyp]), weights=clipped, minlength=len(pairs))
-    ngrams = sum(np.maximum(lens - n + 1, 0) for n in range(1, max_n + 1))
+    ngrams = np.zeros(n_sent, dtype=np.int64)  # 1- to max_n-grams of each sentence
+    for n in range(1, max_n + 1):
+        ngrams += np.maximum(lens - n + 1, 0)
     total = np.maximum(ngrams[hyp], ngrams[ref]).astype(np.float64)
     return np.divide(matches, total, out=np.zeros(len(pairs)), where=total > 0).tolist()  # type: ignore[no-any-return]
 
