@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 
 LAYER = 6
 MAX_LENGTH = 256
-BATCH_SIZE = 64  # sentences per encoder call
+BATCH_SIZE = 16  # sentences per encoder call: 64 held ~80 MiB more of ONNX Runtime arena for no speed (docs/exports.md)
 
 
 def model_path() -> Path:

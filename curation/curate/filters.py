@@ -19,17 +19,20 @@ name                rule (kept when ...)                                     def
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
+from itertools import chain
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from alignment_engine.ids import SentenceId
 from alignment_engine.text import words
-from curation.curate.gleu import sentence_gleu
-from curation.curate.readability import flesch_gain
+from curation.curate.gleu import gleu_scores
+from curation.curate.readability import flesch_scores
 from curation.curate.rows import Row
+from curation.curate.text import normalise_space
 from curation.curate.verbs import has_verb
 
 DEFAULTS: dict[str, dict[str, Any]] = {
@@ -55,7 +58,8 @@ C = TypeVar("C")
 
 
 def normalise(text: str) -> str:
-    return " ".join(text.lower().split())
+    """Lower case, whitespace runs as single spaces (``" ".join(text.lower().split())``)."""
+    return normalise_space(text.lower())
 
 
 @dataclass
@@ -121,22 +125,42 @@ def _make_test_set_keep(sentences: frozenset[str]) -> Callable[[Row], bool]:
     return keep
 
 
-def make_gleu_keep(low: float, high: float) -> Callable[[Row], bool]:
-    def keep(row: Row) -> bool:
-        value = sentence_gleu(row.simple, row.complex)
-        row.note("gleu", value)
-        return low <= value <= high
+@dataclass
+class ScoreFilter(Filter):
+    """Rows kept by a threshold on a score computed for all rows of one document pair in one call
+    (GLEU and Flesch run vectorised over the pair's sentences); the score is noted on every row
+    under ``key``."""
 
-    return keep
+    score: Callable[[list[Row]], list[float]] = field(default=lambda rows: [0.0] * len(rows))
+    low: float = -math.inf  # kept when low <= score <= high
+    high: float = math.inf
+    key: str = ""
+
+    def apply(self, rows: list[Row], language: str = "en") -> list[Row]:
+        kept = []
+        low, high, key = self.low, self.high, self.key
+        for row, value in zip(rows, self.score(rows), strict=True):
+            if row.extra is None:
+                row.extra = {key: value}
+            else:
+                row.extra[key] = value
+            if low <= value <= high:
+                kept.append(row)
+        self.seen += len(rows)
+        self.removed += len(rows) - len(kept)
+        return kept
 
 
-def make_flesch_keep(min_gain: float, language: str = "en") -> Callable[[Row], bool]:
-    def keep(row: Row) -> bool:
-        gain = flesch_gain(row.simple, row.complex, language)
-        row.note("flesch_gain", gain)
-        return gain >= min_gain
+def gleu_of_rows(rows: list[Row]) -> list[float]:
+    """GLEU(simple, complex) of each row (:func:`curation.curate.gleu.gleu_scores`)."""
+    return gleu_scores([(row.simple, row.complex) for row in rows])
 
-    return keep
+
+def flesch_gains(rows: list[Row], language: str = "en") -> list[float]:
+    """FRE(simple) - FRE(complex) of each row, each distinct sentence scored once."""
+    texts = list(dict.fromkeys(chain.from_iterable((row.simple, row.complex) for row in rows)))
+    ease = dict(zip(texts, flesch_scores(texts, language), strict=True))
+    return [ease[row.simple] - ease[row.complex] for row in rows]
 
 
 @lru_cache(maxsize=8192)
@@ -155,6 +179,7 @@ def lexical_overlap(long: str, parts: Iterable[str]) -> float:
     return len(a & b) / len(union) if union else 0.0
 
 
+@lru_cache(maxsize=4096)  # a token diff costs ~0.4 ms; a group recurs across an article's level pairs
 def split_category(long: str, first: str, second: str, window: int = 3, max_edits: int = 3) -> str:
     """BiSECT's three categories by a token diff of the long sentence against the two parts joined.
 
@@ -291,9 +316,10 @@ def build_filters(
             params = {**params, "sentences": len(test_sentences)}
             filters.append(RowFilter(name, params, keep=_make_test_set_keep(test_sentences)))
         elif name == "gleu":
-            filters.append(RowFilter(name, params, keep=make_gleu_keep(float(params["min"]), float(params["max"]))))
+            filters.append(ScoreFilter(name, params, score=gleu_of_rows, low=float(params["min"]), high=float(params["max"]), key="gleu"))
         elif name == "flesch":
-            filters.append(RowFilter(name, params, keep=make_flesch_keep(float(params["min_gain"]), language)))
+            flesch = partial(flesch_gains, language=language)
+            filters.append(ScoreFilter(name, params, score=flesch, low=float(params["min_gain"]), key="flesch_gain"))
         elif name == "bisect":
             filters.append(BisectFilter(name, params, scorer=scorer))
     return filters

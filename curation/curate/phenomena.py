@@ -22,6 +22,7 @@ from enum import StrEnum
 from typing import TypeVar
 
 from curation.curate.rows import Row
+from curation.curate.text import normalise_space
 
 
 class Phenomenon(StrEnum):
@@ -46,10 +47,6 @@ class Group:
     @property
     def shape(self) -> str:
         return f"{len(self.complex)}-{len(self.simple)}"
-
-
-def normalise_space(text: str) -> str:
-    return " ".join(text.split())
 
 
 def find_root(parent: dict[N, N], node: N) -> N:
@@ -135,45 +132,60 @@ def classify_rows(rows: list[Row], keys: list[tuple[int, int]], groups: Counter[
     """Tag rows of one document pair with their group, phenomenon and shape; return linked complex keys.
 
     ``keys`` are (complex sentence pk, simple sentence pk) per row; ``groups`` (if given) counts
-    the groups by phenomenon. A union-find over integer
-    nodes (complex pk, and -simple pk) keeps this cheap on million-row exports; the result is
-    the same as :func:`classify` (tested)."""
+    the groups by phenomenon. Groups are numbered in the order of their first row. A row whose
+    two sentences are in no other row is a 1-1 group by itself (most rows); a union-find over
+    integer nodes (complex pk, and -simple pk) joins the others. The result is the same as
+    :func:`classify` (tested)."""
+    complex_rows = Counter(c for c, _ in keys)
+    simple_rows = Counter(s for _, s in keys)
     parent: dict[int, int] = {}
 
     def find(x: int) -> int:
         return find_root(parent, x)
 
     for c, s in keys:
-        a, b = c, -s
-        if a not in parent:
-            parent[a] = a
-        if b not in parent:
-            parent[b] = b
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[rb] = ra
+        if complex_rows[c] > 1 or simple_rows[s] > 1:
+            a, b = c, -s
+            if a not in parent:
+                parent[a] = a
+            if b not in parent:
+                parent[b] = b
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[rb] = ra
     sizes: dict[int, list[int]] = {}
     for node in parent:
-        size = sizes.setdefault(find(node), [0, 0, -1])
+        size = sizes.setdefault(find(node), [0, 0])
         size[0 if node > 0 else 1] += 1
-    for number, size in enumerate(sizes.values()):
-        size[2] = number
     shapes: dict[int, tuple[str, str]] = {}
-    for root, (m, n, _) in sizes.items():
+    for root, (m, n) in sizes.items():
         if m == 1 and n == 1:
-            shapes[root] = ("", "1-1")  # copying or rephrasing: decided per row below
+            shapes[root] = ("", "1-1")  # one link given twice: copying or rephrasing per row, as below
         else:
             kind = Phenomenon.SPLITTING if m == 1 else Phenomenon.MERGING if n == 1 else Phenomenon.FUSION
             shapes[root] = (kind.value, f"{m}-{n}")
             if groups is not None:
                 groups[kind.value] += 1
-    for row, (c, _) in zip(rows, keys, strict=True):
-        root = find(c)
-        phenomenon, shape = shapes[root]
+    numbers: dict[int, int] = {}  # root -> group number
+    groups_seen = 0
+    for row, (c, s) in zip(rows, keys, strict=True):
+        if complex_rows[c] > 1 or simple_rows[s] > 1:
+            root = find(c)
+            number = numbers.get(root, -1)
+            if number < 0:
+                number = numbers[root] = groups_seen
+                groups_seen += 1
+            phenomenon, shape = shapes[root]
+        else:
+            number, phenomenon, shape = groups_seen, "", "1-1"
+            groups_seen += 1
         if not phenomenon:
             copied = normalise_space(row.simple) == normalise_space(row.complex)
-            phenomenon = Phenomenon.COPYING.value if copied else Phenomenon.REPHRASING.value
+            phenomenon = COPYING if copied else REPHRASING
             if groups is not None:
                 groups[phenomenon] += 1
-        row.group, row.phenomenon, row.group_shape = sizes[root][2], phenomenon, shape
-    return {c for c, _ in keys}
+        row.group, row.phenomenon, row.group_shape = number, phenomenon, shape
+    return set(complex_rows)
+
+
+COPYING, REPHRASING = Phenomenon.COPYING.value, Phenomenon.REPHRASING.value

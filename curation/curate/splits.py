@@ -17,8 +17,10 @@ import math
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import chain
 
 from alignment_engine.text import count_tokens
+from curation.curate.text import normalise_space
 
 DEFAULT_RATIOS: dict[str, float] = {"train": 35, "dev": 5, "test": 10}
 
@@ -123,16 +125,40 @@ def shared_across_splits(
     ]
 
 
+ODD_ROWS_KEPT = 10_000  # texts not already in normal form remembered for the second pass (else: a full pass)
+
+
 def count_shared_across_splits(
-    texts: Callable[[], Iterable[tuple[str, str]]], split_of: Mapping[str, str], limit: int, min_tokens: int = 1
+    texts: Callable[[], Iterable[tuple[str, str]]],
+    split_of: Mapping[str, str],
+    limit: int,
+    min_tokens: int = 1,
+    texts_equal_to: Callable[[frozenset[str]], Iterable[tuple[str, str]]] | None = None,
 ) -> tuple[int, list[SharedText]]:
     """``(len(leaks), leaks[:limit])`` for ``leaks = shared_across_splits(texts(), ...)``, in
     bounded memory: the first pass keeps one split name per distinct text (not its article
-    sets and the sorted list of every leak), a second pass over ``texts()`` collects the
-    articles of the ``limit`` first leaked texts only (skipped when nothing leaks)."""
+    sets and the sorted list of every leak), a second pass collects the articles of the
+    ``limit`` first leaked texts only (skipped when nothing leaks).
+
+    ``texts_equal_to(wanted)``, when given, yields the (key, text) pairs whose text is exactly
+    one of ``wanted`` (a database query by value): the second pass is then that query plus
+    the pairs of the first pass whose text was not already in normal form (stored sentences
+    almost always are; beyond ``ODD_ROWS_KEPT`` of them it reads ``texts()`` again)."""
     first_split: dict[str, str | None] = {}  # text -> its one split so far; None once in two
-    for _key, split, norm in _split_texts(texts(), split_of, min_tokens):
-        seen = first_split.setdefault(norm, split)
+    odd: list[tuple[str, str]] | None = [] if texts_equal_to is not None else None  # (key, raw text) not in normal form
+    remember, split_for = first_split.setdefault, split_of.get
+    for key, text in texts():  # _split_texts inlined: this runs once per sentence of the corpus
+        split = split_for(key)
+        if split is None:
+            continue
+        norm = normalise_space(text)
+        if odd is not None and norm is not text and norm != text:  # (a normal text comes back as itself)
+            odd.append((key, text))
+            if len(odd) > ODD_ROWS_KEPT:
+                odd = None
+        if min_tokens > 1 and count_tokens(norm) < min_tokens:
+            continue
+        seen = remember(norm, split)
         if seen is not None and seen != split:
             first_split[norm] = None
     shared = [text for text, split in first_split.items() if split is None]
@@ -142,5 +168,13 @@ def count_shared_across_splits(
     del shared
     if not listed:
         return count, []
-    rows = ((key, text) for key, text in texts() if " ".join(text.split()) in listed)
+    if texts_equal_to is not None and odd is not None:
+        rows: Iterable[tuple[str, str]] = chain(
+            texts_equal_to(listed), ((key, text) for key, text in odd if normalise_space(text) in listed)
+        )
+    else:
+        # a text's normal form starts with the first character of the text without leading
+        # whitespace: that cheap test skips most sentences before normalising
+        heads = {text[:1] for text in listed}
+        rows = ((key, text) for key, text in texts() if text.lstrip()[:1] in heads and normalise_space(text) in listed)
     return count, shared_across_splits(rows, split_of, min_tokens)

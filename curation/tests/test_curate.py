@@ -105,17 +105,88 @@ def test_fast_row_classification_agrees_with_classify() -> None:
     from curation.curate.rows import Row
 
     rng = random.Random(7)
-    for _ in range(200):
+    for trial in range(400):
         links = sorted({(rng.randint(1, 6), rng.randint(1, 6)) for _ in range(rng.randint(1, 8))})
+        if trial % 2:  # in any order, a link possibly given twice
+            links = rng.sample(links, len(links)) + rng.sample(links, rng.randint(0, 1))
         texts: dict[Hashable, str] = {**{("c", c): f"t{c}" for c, _ in links}, **{("s", s): f"t{s}" for _, s in links}}
         rows = [Row("aligned", sentence_id("p", SIMPLE, 0, s), sentence_id("p", COMPLEX, 0, c), f"t{s}", f"t{c}") for c, s in links]
         counted: Counter[str] = Counter()
         classify_rows(rows, links, counted)
         groups = classify([(("c", c), ("s", s)) for c, s in links], texts)
         by_link = {(_number(c), _number(s)): g for g in groups for c in g.complex for s in g.simple}
+        number = {id(g): n for n, g in enumerate(groups)}  # classify lists groups in order of first appearance
         for row, link in zip(rows, links, strict=True):
             assert row.phenomenon == by_link[link].phenomenon.value
             assert row.group_shape == by_link[link].shape
+            assert row.group == number[id(by_link[link])]
+        if len(set(links)) < len(links):
+            continue  # a repeated 1-1 link counts once per row here, once in classify
         assert {k: v for k, v in counted.items() if v} == {
             k: v for k, v in count_phenomena(groups).items() if v
         }
+
+
+def test_normalise_space_fast_path_equals_split_and_join() -> None:
+    """The fast path keeps a text that is printable with single inner spaces: every whitespace
+    character but the space is unprintable (checked here over every code point), so such a text
+    is its own normal form; the rest goes through ``split``/``join``."""
+    import sys
+
+    from curation.curate.text import normalise_space
+
+    assert all(not c.isprintable() for c in map(chr, range(sys.maxunicode + 1)) if c.isspace() and c != " ")
+    for text in ["", " ", "a", "a b", " a b", "a b ", "a  b", "a\tb", "a\xa0b", "a\u2028b", "a\x1cb", "x\u200by", "Straße  ß", "a\n"]:
+        assert normalise_space(text) == " ".join(text.split()), repr(text)
+
+
+def _odd_texts() -> list[str]:
+    import random
+
+    rng = random.Random(5)
+    vocabulary = ["the", "a", "Cat", "sat", ".", ",", "it's", "2", "x.y", "?!", "Über", "straße", "’s", "İ", "...", "ΣΑΣ", "x_y", "\t", "\xa0"]
+    fixed = ["", "...", "a", "Don't stop!", "İstanbul ΣΑΣ x_y 3.5 — end", "the the the", "  spaced   out  ", "\x1cA\x1fb\u2028c.",
+             "U.S. is big. Really?! Yes... no", "l'été ’tis Straße", "123 456.", "end.\n", "Über die Brücke gehen wir heute.",
+             "a\x00b", "\x00", "ΑΣ ΑΣ. ΑΣ\tΣ"]
+    return fixed + [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 20))) for _ in range(1500)]
+
+
+def test_gleu_scores_of_many_pairs_equal_the_counting_form() -> None:
+    """The vectorised form, on pairs scored together and apart and with its chunk table emptied
+    between calls, gives exactly ``sentence_gleu_tokens`` (same counts, one division)."""
+    import random
+
+    from alignment_engine.text import tokenize
+    from curation.curate import gleu
+    from curation.curate.gleu import gleu_scores, sentence_gleu_tokens
+
+    texts = _odd_texts()
+    rng = random.Random(6)
+    pairs = [(rng.choice(texts), rng.choice(texts)) for _ in range(3000)] + [(t, t) for t in texts[:50]]
+    want = [sentence_gleu_tokens(tokenize(a.lower()), tokenize(b.lower())) for a, b in pairs]
+    assert gleu_scores(pairs) == want
+    assert [gleu_scores(pairs[i : i + 7]) for i in range(0, 700, 7)] == [want[i : i + 7] for i in range(0, 700, 7)]
+    small = gleu.CHUNK_TABLE_SIZE
+    try:
+        gleu.CHUNK_TABLE_SIZE = 3
+        assert gleu_scores(pairs[:500]) == want[:500] and gleu_scores(pairs[500:900]) == want[500:900]
+    finally:
+        gleu.CHUNK_TABLE_SIZE = small
+    assert sum(0 < w < 1 for w in want) > 0 and gleu_scores([]) == []
+
+
+def test_flesch_scores_equal_the_scalar_formula() -> None:
+    from curation.curate import readability
+    from curation.curate.readability import flesch_reading_ease, flesch_scores
+
+    texts = _odd_texts()
+    for language in ("en", "de"):
+        want = [flesch_reading_ease.__wrapped__(t, language) for t in texts]  # type: ignore[attr-defined]
+        assert flesch_scores(texts, language) == want
+        small = readability.CHUNK_TABLE_SIZE
+        try:
+            readability.CHUNK_TABLE_SIZE = 3
+            assert flesch_scores(texts[:300], language) == want[:300] and flesch_scores(texts[300:], language) == want[300:]
+        finally:
+            readability.CHUNK_TABLE_SIZE = small
+        assert len(set(want)) > 50

@@ -141,3 +141,28 @@ def test_count_shared_across_splits_equals_the_full_list():
     assert count_shared_across_splits(lambda: iter(texts), split_of, limit=5, min_tokens=4) == (
         len(shared_across_splits(texts, split_of, min_tokens=4)), shared_across_splits(texts, split_of, min_tokens=4)[:5])
     assert count_shared_across_splits(lambda: iter(texts), dict.fromkeys(split_of, "train"), limit=5) == (0, [])
+
+
+def test_count_shared_across_splits_second_pass_by_value_equals_the_full_list(monkeypatch):
+    """With ``texts_equal_to`` (the export card's query by value) the second pass reads only the
+    sentences equal to a listed text plus the first pass's texts not in normal form; the result
+    is that of the full list, also when there are too many of those and it falls back to a pass."""
+    from curation.curate import splits
+
+    rng = random.Random(8)
+    variants = ["Sentence {} here.", "Sentence  {} here.", " Sentence {} here.", "Sentence\t{} here.", "Sentence {}\xa0here."]
+    texts = [(f"a{rng.randrange(30)}", rng.choice(variants).format(rng.randrange(40))) for _ in range(500)]
+    split_of = {f"a{i}": ("train", "dev", "test")[i % 3] for i in range(28)}
+    asked: list[frozenset[str]] = []
+
+    def equal_to(wanted: frozenset[str]):
+        asked.append(wanted)
+        return [(key, text) for key, text in texts if text in wanted]
+
+    full = shared_across_splits(texts, split_of)
+    assert len(full) > 5 and sum(" ".join(text.split()) != text for _, text in texts) > 100  # many texts not in normal form
+    assert count_shared_across_splits(lambda: iter(texts), split_of, limit=5, texts_equal_to=equal_to) == (len(full), full[:5])
+    assert asked == [frozenset(t.text for t in full[:5])]
+    monkeypatch.setattr(splits, "ODD_ROWS_KEPT", 3)
+    assert count_shared_across_splits(lambda: iter(texts), split_of, limit=5, texts_equal_to=equal_to) == (len(full), full[:5])
+    assert len(asked) == 1  # too many texts out of normal form: a second full pass instead
