@@ -114,7 +114,7 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
                 messages.error(request, "No such rater in this study.")
             else:
                 n = raters.exclude_rater(study, rater.rater_id)
-                messages.success(request, f"{rater.rater.username} is excluded; {n} ratings are kept apart and their items go back to the queue.")
+                messages.success(request, f"{rater.rater.username} is excluded; {n} ratings (control ratings included) are kept apart and their items go back to the queue.")
         return redirect("evaluation:detail", study.pk)
     counts = study.items.aggregate(items=Count("pk"), pages=Sum("ratings_count"),
                                    complete=Count("pk", filter=Q(ratings_count__gte=study.raters_per_item)))

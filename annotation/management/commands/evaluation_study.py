@@ -173,7 +173,7 @@ class Command(BaseCommand):
         if member is None:
             raise CommandError(f"{opts['rater']!r} has not rated in study #{study.pk}")
         n = raters.exclude_rater(study, member.rater_id)
-        self.stdout.write(f"{opts['rater']} excluded: {n} ratings kept apart")
+        self.stdout.write(f"{opts['rater']} excluded: {n} ratings kept apart (control ratings included; the ledger counts the others as discarded)")
 
     def do_simulate(self, opts: dict[str, Any]) -> None:
         study = self._study(opts["study"])
