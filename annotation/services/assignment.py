@@ -160,16 +160,12 @@ def next_question(
     if membership.removed:
         raise AnnotatorRemoved()
     maybe_release_expired(job, now)
-    mine = list(
-        with_sentences(Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now))
-        .order_by("served_at", "pk")[: MAX_PENDING + len(exclude)]
-    )
+    mine = _pending(job, user, now, exclude)
     for pending in mine:
         if pending.token not in exclude:
             return pending
     if len(mine) >= MAX_PENDING:
         return None
-    expires = now + timedelta(minutes=job.reservation_minutes)
     with transaction.atomic():
         # the membership row lock serialises this annotator's serving: the pending count is
         # read again under it, so parallel "next" requests never exceed MAX_PENDING
@@ -179,16 +175,47 @@ def next_question(
         pending = Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now).count()
         if pending >= MAX_PENDING:
             return None
-        rng = serving_rng(job, user, m.questions_served)
-        is_test, start = job.test_question_every > 0 and rng.random() < 1 / job.test_question_every, rng.random()
-        assignment = _serve_test(job, user, now, expires, rng) if is_test else None
-        if assignment is None:
-            assignment = _serve_item(job, user, now, expires, start)
-        if assignment is None:
-            return None
-        m.questions_served += 1
-        m.save(update_fields=["questions_served"])
+        assignment = _reserve(job, user, m, now)
+        if assignment is not None:
+            m.save(update_fields=["questions_served"])
     return assignment  # its item or test question came with the candidate's sentences
+
+
+def serve_locked(job: LabelingJob, user: User, membership: Membership, exclude: tuple[str, ...], now: datetime) -> Assignment | None:
+    """``next_question`` for a caller that already holds the membership row lock in its
+    transaction (the answer that preloads the following question): the pending questions are
+    read under that lock, so one read both resumes and counts them. Increments
+    ``membership.questions_served`` when it serves; the caller saves the membership."""
+    mine = _pending(job, user, now, exclude)
+    for pending in mine:
+        if pending.token not in exclude:
+            return pending
+    if len(mine) >= MAX_PENDING:
+        return None
+    return _reserve(job, user, membership, now)
+
+
+def _pending(job: LabelingJob, user: User, now: datetime, exclude: tuple[str, ...]) -> list[Assignment]:
+    """The user's unexpired unanswered questions, oldest first, with their sentences: enough rows
+    to find one not in ``exclude`` or to know that ``MAX_PENDING`` are out."""
+    return list(
+        with_sentences(Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now))
+        .order_by("served_at", "pk")[: MAX_PENDING + len(exclude)]
+    )
+
+
+def _reserve(job: LabelingJob, user: User, membership: Membership, now: datetime) -> Assignment | None:
+    """Serve a new question (a test with probability ``1 / test_question_every``, else a free item
+    at a random rank); the membership row is locked by the caller, who saves ``questions_served``."""
+    expires = now + timedelta(minutes=job.reservation_minutes)
+    rng = serving_rng(job, user, membership.questions_served)
+    is_test, start = job.test_question_every > 0 and rng.random() < 1 / job.test_question_every, rng.random()
+    assignment = _serve_test(job, user, now, expires, rng) if is_test else None
+    if assignment is None:
+        assignment = _serve_item(job, user, now, expires, start)
+    if assignment is not None:
+        membership.questions_served += 1
+    return assignment
 
 
 def with_sentences(qs):  # type: ignore[no-untyped-def]
