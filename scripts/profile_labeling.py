@@ -88,7 +88,9 @@ def main() -> int:
     bench._recreate_database(args.database_url)
     import subprocess
 
-    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=bench.ROOT, env=env, check=True)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=bench.ROOT, env=env, check=True
+    )
     bench._seed_corpus(ns, env, tmp / "sessions.json", args.annotators)
     jobs = {shape: bench._seed_job(env, 0, n) for n, shape in enumerate(("client", "page"))}
     sessions = json.loads((tmp / "sessions.json").read_text())
@@ -180,7 +182,9 @@ def main() -> int:
     answers = [lambda i=i: answer_preload(i) for _ in range(args.questions) for i in everyone]
     phase("client: answer + preload (per question)", answers)
     if args.top > 0:  # one more round under cProfile (its CPU figures include the profiler's overhead)
-        phase("client: answer + preload under cProfile", [lambda i=i: answer_preload(i) for i in everyone], profile=True)
+        phase(
+            "client: answer + preload under cProfile", [lambda i=i: answer_preload(i) for i in everyone], profile=True
+        )
 
     # --- page shape (the old benchmark): per question the labeling page, then the answer
     job = jobs["page"]
@@ -189,8 +193,12 @@ def main() -> int:
         phase(f"page shape: labeling page (per question, round {q + 1})", [lambda i=i: open_page(i) for i in everyone])
         phase(
             f"page shape: answer (per question, round {q + 1})",
-            [lambda i=i: post(clients[i], "/api/annotation/answers/", {"token": shown[i], "label": "aligned"}) and None
-             for i in everyone],
+            [
+                lambda i=i: (
+                    post(clients[i], "/api/annotation/answers/", {"token": shown[i], "label": "aligned"}) and None
+                )
+                for i in everyone
+            ],
         )
 
     summary: dict[str, Phase] = {}
@@ -206,7 +214,9 @@ def main() -> int:
     print("|---|---|---|---|---|---|")
     for s in summary.values():
         r = s.row()
-        print(f"| {r['phase']} | {r['requests']} | {r['python_ms']} | {r['postgres_ms']} | {r['sql']} | {r['wall_ms']} |")
+        print(
+            f"| {r['phase']} | {r['requests']} | {r['python_ms']} | {r['postgres_ms']} | {r['sql']} | {r['wall_ms']} |"
+        )
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print("uptime:", load)
     if args.out:

@@ -17,7 +17,7 @@ from django.utils import timezone
 from annotation.models import Assignment, JobItem, Judgment, Membership, TestAnswer
 from annotation.services import assignment as serving
 from annotation.services import removal
-from annotation.services.presenting import QuestionView, question_view
+from annotation.services.presenting import QuestionView
 from curation.models import AlignmentLabel
 
 
@@ -115,7 +115,8 @@ class AnswerResult:
 
 
 def _result(assignment: Assignment, membership: Membership, duplicate: bool,
-            page_end: bool = False, missed: Sequence[TestAnswer] = (), served: Assignment | None = None) -> AnswerResult:
+            page_end: bool = False, missed: Sequence[TestAnswer] = (),
+            served: tuple[str, str, str] | None = None) -> AnswerResult:
     feedback = tuple(
         Feedback(a.test_question.candidate.complex.text, a.test_question.candidate.simple.text, a.label,
                  a.test_question.gold_label, a.test_question.explanation)
@@ -131,7 +132,7 @@ def _result(assignment: Assignment, membership: Membership, duplicate: bool,
         accuracy=membership.shown_accuracy,
         page_end=page_end,
         feedback=feedback,
-        next=question_view(served) if served is not None and not membership.removed else None,
+        next=QuestionView(*served) if served is not None and not membership.removed else None,
     )
 
 
