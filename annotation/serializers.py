@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from annotation.models import LabelingJob
 from annotation.models.pay import MAX_PAY_PER_HOUR, MAX_PAY_PER_JUDGMENT
+from annotation.services.assignment import MAX_EXCLUDE
 from curation.models import AlignmentLabel
 
 
@@ -32,7 +33,7 @@ class QuestionSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 class NextQuestionSerializer(serializers.Serializer):  # type: ignore[type-arg]
     exclude = serializers.ListField(
-        child=serializers.CharField(max_length=40), required=False, default=list, max_length=4,
+        child=serializers.CharField(max_length=40), required=False, default=list, max_length=MAX_EXCLUDE,
         help_text="tokens already on screen (to preload the following question)",
     )
 
@@ -46,7 +47,7 @@ class AnswerSerializer(serializers.Serializer):  # type: ignore[type-arg]
         "one request per question instead of an answer and a ``next``",
     )
     exclude = serializers.ListField(
-        child=serializers.CharField(max_length=40), required=False, default=list, max_length=4,
+        child=serializers.CharField(max_length=40), required=False, default=list, max_length=MAX_EXCLUDE,
         help_text="with ``preload``: tokens still on screen (the question preloaded before), as in ``next``",
     )
 

@@ -31,9 +31,11 @@ from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, Membership, TestQuestion
+from annotation.services.cached_sql import CachedQuery
 from annotation.services.removal import release_assignments
 
 MAX_PENDING = 2  # the question on screen and the preloaded next one
+MAX_EXCLUDE = 4  # tokens a client may name as on screen (the API's ``exclude``)
 Row = TypeVar("Row", bound=models.Model)
 
 
@@ -100,21 +102,30 @@ def release_expired_rows(
     return len(pending)
 
 
+def free_first(
+    items: QuerySet[Row], capacity: int, seen: QuerySet[Any],
+    done: str = "judgments_count", reserved: str = "reserved_count", order: tuple[str, ...] = ("pk",),
+) -> QuerySet[Any]:
+    """``items`` with ``done + reserved < capacity`` that ``seen`` (a queryset filtered on
+    ``OuterRef("pk")``) does not hold, in ``order``, locked as read and skipping rows other
+    servers have locked: the first of them is the one to reserve."""
+    free = items.select_for_update(skip_locked=True, of=("self",)).alias(load=F(done) + F(reserved)).filter(load__lt=capacity)
+    return free.filter(~Exists(seen)).order_by(*order)
+
+
+def take_reservation(model: type[models.Model], pk: int, reserved: str = "reserved_count") -> None:
+    model._default_manager.filter(pk=pk).update(**{reserved: F(reserved) + 1})
+
+
 def reserve_free(
     items: QuerySet[Row], capacity: int, seen: QuerySet[Any],
     done: str = "judgments_count", reserved: str = "reserved_count", order: tuple[str, ...] = ("pk",),
-    fields: tuple[str, ...] = (),
-) -> Any:
-    """Lock the first of ``items`` with ``done + reserved < capacity`` that ``seen`` (a queryset
-    filtered on ``OuterRef("pk")``) does not hold, skipping rows other servers have locked, and
-    take one reservation on it. Call inside a transaction. Returns the row, or with ``fields``
-    the tuple ``(pk, *fields)`` (no model instances: the answer's preload needs two texts)."""
-    free = items.select_for_update(skip_locked=True, of=("self",)).alias(load=F(done) + F(reserved)).filter(load__lt=capacity)
-    first = free.filter(~Exists(seen)).order_by(*order)
-    item: Any = first.values_list("pk", *fields).first() if fields else first.first()
+) -> Row | None:
+    """Lock the first free row of ``items`` (``free_first``) and take one reservation on it.
+    Call inside a transaction."""
+    item = free_first(items, capacity, seen, done, reserved, order).first()
     if item is not None:
-        pk = item[0] if fields else item.pk
-        items.model._default_manager.filter(pk=pk).update(**{reserved: F(reserved) + 1})
+        take_reservation(type(item), item.pk, reserved)
     return item
 
 
@@ -125,26 +136,43 @@ def serving_rng(job: LabelingJob, user: User, served: int) -> random.Random:
 
 SENTENCES = ("candidate__complex__text", "candidate__simple__text")
 Served = tuple[Assignment, str, str]  # the new assignment, its complex and its simple sentence
+# the answer's preload: the free item's pk and texts at or after / before the start rank, compiled once
+_FREE_ITEM = {
+    op: CachedQuery(
+        lambda job, user, start, capacity, op=op: free_first(
+            JobItem.objects.filter(job_id=job, **{f"rank__{op}": start}), capacity,
+            Assignment.objects.filter(annotator_id=user, item=OuterRef("pk")), order=("rank", "pk"),
+        ).values_list("pk", *SENTENCES)[:1],
+        job=int, user=int, start=float, capacity=int,
+    )
+    for op in ("gte", "lt")
+}
 
 
 def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime, start: float, light: bool) -> Served | None:
     """A free item at or after the random rank ``start`` (wrapping around to the lowest ranks).
     ``light``: the item's two texts only, no model instances (the answer's preload)."""
-    seen = Assignment.objects.filter(annotator=user, item=OuterRef("pk"))
-    items = JobItem.objects.filter(job=job)
-    if not light:
-        items = items.select_related("candidate__simple", "candidate__complex")
-    fields = SENTENCES if light else ()
-    item = reserve_free(items.filter(rank__gte=start), job.judgments_per_pair, seen, order=("rank", "pk"), fields=fields)
-    if item is None:
-        item = reserve_free(items.filter(rank__lt=start), job.judgments_per_pair, seen, order=("rank", "pk"), fields=fields)
-    if item is None:
-        return None
     token = new_token()
     if light:
-        pk, complex_text, simple_text = item
+        found = None
+        for op in ("gte", "lt"):
+            rows = _FREE_ITEM[op].rows(job=job.pk, user=user.pk, start=start, capacity=job.judgments_per_pair)
+            if rows:
+                found = rows[0]
+                break
+        if found is None:
+            return None
+        pk, complex_text, simple_text = found
+        take_reservation(JobItem, pk)
         created = Assignment.objects.create(job=job, annotator=user, item_id=pk, token=token, served_at=now, expires_at=expires)
         return created, complex_text, simple_text
+    seen = Assignment.objects.filter(annotator=user, item=OuterRef("pk"))
+    items = JobItem.objects.select_related("candidate__simple", "candidate__complex").filter(job=job)
+    item = reserve_free(items.filter(rank__gte=start), job.judgments_per_pair, seen, order=("rank", "pk"))
+    if item is None:
+        item = reserve_free(items.filter(rank__lt=start), job.judgments_per_pair, seen, order=("rank", "pk"))
+    if item is None:
+        return None
     created = Assignment.objects.create(job=job, annotator=user, item=item, token=token, served_at=now, expires_at=expires)
     return created, item.candidate.complex.text, item.candidate.simple.text
 
@@ -197,6 +225,14 @@ def next_question(
     return served[0] if served is not None else None  # its item or test question came with the sentences
 
 
+_PENDING_TOKENS = CachedQuery(  # the answer's preload: the pending questions' tokens, oldest first
+    lambda job, user, now: Assignment.objects.filter(job_id=job, annotator_id=user, answered_at__isnull=True, expires_at__gt=now)
+    .order_by("served_at", "pk")
+    .values_list("pk", "token")[: MAX_PENDING + MAX_EXCLUDE],
+    job=int, user=int, now=datetime,
+)
+
+
 def serve_locked(
     job: LabelingJob, user: User, membership: Membership, exclude: tuple[str, ...], now: datetime
 ) -> tuple[str, str, str] | None:
@@ -205,11 +241,7 @@ def serve_locked(
     The pending questions are read under that lock, so one read both resumes and counts them
     (tokens only: a pending question not in ``exclude`` is rare, a retried answer). Increments
     ``membership.questions_served`` when it serves; the caller saves the membership."""
-    mine = list(
-        Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now)
-        .order_by("served_at", "pk")
-        .values_list("pk", "token")[: MAX_PENDING + len(exclude)]
-    )
+    mine = _PENDING_TOKENS.rows(job=job.pk, user=user.pk, now=now)
     for pk, token in mine:
         if token not in exclude:
             cand = candidate_of(with_sentences(Assignment.objects.filter(pk=pk)).get())

@@ -14,9 +14,10 @@ from django.db import transaction
 from django.db.models import F, Subquery
 from django.utils import timezone
 
-from annotation.models import Assignment, JobItem, Judgment, Membership, TestAnswer
+from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Membership, TestAnswer, TestQuestion
 from annotation.services import assignment as serving
 from annotation.services import removal
+from annotation.services.cached_sql import CachedQuery, concrete_attnames, instance
 from annotation.services.presenting import QuestionView
 from curation.models import AlignmentLabel
 
@@ -136,6 +137,34 @@ def _result(assignment: Assignment, membership: Membership, duplicate: bool,
     )
 
 
+# the answer's two row locks (membership, then assignment), compiled once (annotation.services.cached_sql)
+_MEMBERSHIP_OF_TOKEN = CachedQuery(
+    lambda token, user: Membership.objects.select_for_update()
+    .filter(job_id=Subquery(Assignment.objects.filter(token=token, annotator_id=user).values("job_id")[:1]), annotator_id=user)
+    .values_list(*concrete_attnames(Membership))[:1],
+    token=str, user=int,
+)
+_ASSIGNMENT_COLUMNS = (
+    concrete_attnames(Assignment), concrete_attnames(LabelingJob, "job__"), concrete_attnames(TestQuestion, "test_question__")
+)
+_ASSIGNMENT_OF_TOKEN = CachedQuery(  # locks the assignment only (OF self), with its job and test question
+    lambda token, user: Assignment.objects.select_for_update(of=("self",))
+    .filter(token=token, annotator_id=user)
+    .values_list(*(c for cols in _ASSIGNMENT_COLUMNS for c in cols))[:1],
+    token=str, user=int,
+)
+
+
+def _assignment_with_job(row: tuple[object, ...]) -> tuple[Assignment, LabelingJob]:
+    """The assignment row of ``_ASSIGNMENT_OF_TOKEN`` as instances, its job and test question attached."""
+    n_a, n_j = len(_ASSIGNMENT_COLUMNS[0]), len(_ASSIGNMENT_COLUMNS[1])
+    assignment = instance(Assignment, row[:n_a])
+    job = instance(LabelingJob, row[n_a : n_a + n_j])
+    assignment.job = job
+    assignment.test_question = instance(TestQuestion, row[n_a + n_j :]) if assignment.test_question_id is not None else None
+    return assignment, job
+
+
 def submit_answer(
     user: User, token: str, label: str, now: datetime | None = None, preload: tuple[str, ...] | None = None
 ) -> AnswerResult:
@@ -150,19 +179,14 @@ def submit_answer(
     now = now or timezone.now()
     with transaction.atomic():
         # lock order: membership, assignment, items (as in removal and serving)
-        job_of_token = Assignment.objects.filter(token=token, annotator=user).values("job_id")[:1]
-        membership = Membership.objects.select_for_update().filter(job_id=Subquery(job_of_token), annotator=user).first()
-        if membership is None:
+        found = _MEMBERSHIP_OF_TOKEN.rows(token=token, user=user.pk)
+        if not found:
             raise QuestionGone("This question is no longer reserved for you (it expired); here is another one.")
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",))
-            .select_related("job", "test_question")
-            .filter(token=token, annotator=user)
-            .first()
-        )
-        if assignment is None:
+        membership = instance(Membership, found[0])
+        found = _ASSIGNMENT_OF_TOKEN.rows(token=token, user=user.pk)
+        if not found:
             raise QuestionGone("This question is no longer reserved for you (it expired); here is another one.")
-        job = assignment.job
+        assignment, job = _assignment_with_job(found[0])
         if assignment.answered_at is not None:
             served = None
             if preload is not None and not membership.removed and job.accepts_answers:

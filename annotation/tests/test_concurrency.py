@@ -49,6 +49,7 @@ def test_twenty_annotators_race(postgres_only, make_user):  # type: ignore[no-un
             if race:
                 barrier.wait()
             for _ in range(500):
+                a: Assignment | None
                 if queue:
                     a = Assignment.objects.select_related("test_question").get(token=queue.pop(0))
                 else:
