@@ -252,6 +252,8 @@ def _env(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
         DB_CONN_MAX_AGE="600",
         OMP_NUM_THREADS="1",
     )
+    if getattr(args, "server_side_binding", False):
+        env["DB_SERVER_SIDE_BINDING"] = "1"  # config/settings.py: psycopg server-side binding, prepared statements
     return env
 
 
@@ -606,6 +608,11 @@ def main() -> int:
     )
     parser.add_argument(
         "--spawn-rate", type=float, default=0, help="annotators starting per second (0: users/20, at least 10)"
+    )
+    parser.add_argument(
+        "--server-side-binding",
+        action="store_true",
+        help="run gunicorn with DB_SERVER_SIDE_BINDING=1 (psycopg server-side binding, prepared statements)",
     )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--out", default="", help="write the JSON report here too")
