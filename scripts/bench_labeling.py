@@ -152,7 +152,9 @@ if os.environ.get("BENCH_ROLE") == "locust":
                     elif attempt == 1:
                         _COUNTS["duplicates_ok" if result["duplicate"] else "duplicates_bad"] += 1
                         # the retry resumes the question the first answer reserved, never a third one
-                        _COUNTS["retry_next_same" if following[0] == following[1] else "retry_next_differs"] += 1
+                        # (when the first brought none, the retry may find a question freed meanwhile)
+                        same = following[0] is None or following[0] == following[1]
+                        _COUNTS["retry_next_same" if same else "retry_next_differs"] += 1
             if self.ahead:  # the usual case: show the preloaded question, keep the one the answer brought
                 self.shown, self.ahead = self.ahead, following[-1]
             else:  # nothing was preloaded: the answer brought the question to show; preload as the page does
