@@ -72,7 +72,7 @@ class AnswerResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     accuracy = serializers.FloatField(allow_null=True, help_text="test-question accuracy as of the last page end")
     next = QuestionSerializer(
         allow_null=True,
-        help_text="with ``preload``: the following question, reserved for you (a retried answer resumes the same one); "
+        help_text="with ``preload``: the following question, reserved for you (a retried answer gets the one the first reserved); "
         "null without ``preload``, when nothing is left, the job closed or you were removed: then ask ``next``",
     )
 
