@@ -173,7 +173,7 @@ def submit_answer(
     ``preload``: the tokens still on screen (the question preloaded before); when given, the
     same transaction, under the same membership lock, reserves or resumes the following question
     (as ``assignment.next_question(exclude=preload)`` would) and the result carries it in ``next``,
-    so the client needs one request per question. A retried answer resumes the same one."""
+    so the client needs one request per question. A retried answer resumes the one the first reserved."""
     if label not in AlignmentLabel.values:
         raise InvalidLabel(f"label must be one of {', '.join(AlignmentLabel.values)}")
     now = now or timezone.now()
