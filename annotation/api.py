@@ -134,11 +134,15 @@ def answer(request: Request) -> Response:
     429 with ``code`` ``throttled`` when answers come faster than the rate limit;
     409 with ``code`` ``job_closed`` when the job was paused or closed after the question was served.
     Accuracy, feedback on missed test questions and removal change only when an answer ends a page.
+    With ``preload`` the response also carries the following question in ``next`` (reserved in the
+    same transaction; ``exclude`` the token preloaded before), so labeling costs one request per question.
     """
     body = AnswerSerializer(data=request.data)
     body.is_valid(raise_exception=True)
+    data = body.validated_data
+    preload = tuple(data["exclude"]) if data["preload"] else None
     try:
-        result = labeling.submit_answer(user_of(request), body.validated_data["token"], body.validated_data["label"])
+        result = labeling.submit_answer(user_of(request), data["token"], data["label"], preload=preload)
     except labeling.TooFast as exc:
         return error(str(exc), "too_fast", 429, wait_seconds=round(exc.wait_seconds, 1))
     except labeling.QuestionGone as exc:

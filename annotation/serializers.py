@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from annotation.models import LabelingJob
 from annotation.models.pay import MAX_PAY_PER_HOUR, MAX_PAY_PER_JUDGMENT
+from annotation.services.assignment import MAX_EXCLUDE
 from curation.models import AlignmentLabel
 
 
@@ -32,7 +33,7 @@ class QuestionSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 class NextQuestionSerializer(serializers.Serializer):  # type: ignore[type-arg]
     exclude = serializers.ListField(
-        child=serializers.CharField(max_length=40), required=False, default=list, max_length=4,
+        child=serializers.CharField(max_length=40), required=False, default=list, max_length=MAX_EXCLUDE,
         help_text="tokens already on screen (to preload the following question)",
     )
 
@@ -40,6 +41,15 @@ class NextQuestionSerializer(serializers.Serializer):  # type: ignore[type-arg]
 class AnswerSerializer(serializers.Serializer):  # type: ignore[type-arg]
     token = serializers.CharField(max_length=40)
     label = serializers.ChoiceField(choices=AlignmentLabel.choices)  # type: ignore[assignment]
+    preload = serializers.BooleanField(
+        required=False, default=False,
+        help_text="also reserve (or resume) the following question and return it in ``next``: "
+        "one request per question instead of an answer and a ``next``",
+    )
+    exclude = serializers.ListField(
+        child=serializers.CharField(max_length=40), required=False, default=list, max_length=MAX_EXCLUDE,
+        help_text="with ``preload``: tokens still on screen (the question preloaded before), as in ``next``",
+    )
 
 
 class FeedbackSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -60,6 +70,11 @@ class AnswerResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     removed = serializers.BooleanField()
     answered = serializers.IntegerField()
     accuracy = serializers.FloatField(allow_null=True, help_text="test-question accuracy as of the last page end")
+    next = QuestionSerializer(
+        allow_null=True,
+        help_text="with ``preload``: the following question, reserved for you (a retried answer gets the one the first reserved); "
+        "null without ``preload``, when nothing is left, the job closed or you were removed: then ask ``next``",
+    )
 
 
 class MyStatsSerializer(serializers.Serializer):  # type: ignore[type-arg]

@@ -100,6 +100,10 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     _db.setdefault("TEST", {})
 elif _db["ENGINE"] == "django.db.backends.postgresql":
     _db["CONN_HEALTH_CHECKS"] = True
+    if env_bool("DB_SERVER_SIDE_BINDING", False):
+        # psycopg 3 server-side parameters, and statements run DB_PREPARE_THRESHOLD times on a
+        # connection prepared (parsed and planned once): off by default (docs/annotation.md, "Benchmark")
+        _db.setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=env_int("DB_PREPARE_THRESHOLD", 5))
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -11,12 +11,16 @@
    dir swaps the manifest storage for the plain one, so no collectstatic) and one outer middleware
    counts the SQL statements each request executes;
 3. runs locust headless from a second process (annotators start at --spawn-rate per second; latency
-   statistics are reset once all have started): each annotator loops "GET the labeling page
-   (serves or resumes a question) -> read for min-seconds + 0.5..+--think-extra s -> POST the
-   answer to the API"; one answer in ten is sent twice (a client retry: must come back as a duplicate);
+   statistics are reset once all have started) doing what the page's script
+   (static/js/annotation-label.js) does: GET the labeling page once (serves a question), POST
+   "next" once (reserves the preloaded one), then per question: read for min-seconds + 0.5 ..
+   + --think-extra s, POST the answer with ``preload`` (its response carries the question after
+   the preloaded one): ONE request per question. One answer in ten is sent twice (a client retry:
+   must come back as a duplicate, bringing the same following question);
 4. audits the database against what the clients were told: every accepted answer stored once, no
    duplicates, no item over capacity, counters exact; then prints one table row per user count:
-   req/s, p50/p95/p99 per endpoint, failures, SQL statements per request, `uptime` load.
+   req/s, p50/p95/p99 per endpoint (the page's over every session, ramp included), failures,
+   SQL statements and CPU milliseconds per request, `uptime` load.
 
 Exit status 1 when the audit fails. Needs PostgreSQL and Redis (throttle cache) on loopback.
 """
@@ -54,10 +58,28 @@ if os.environ.get("BENCH_ROLE") == "locust":
     _SENT: set[str] = set()  # answers sent; those without a response at shutdown are "in flight"
     _MIN = float(os.environ.get("BENCH_MIN_SECONDS", "10"))
     _EXTRA = float(os.environ.get("BENCH_THINK_EXTRA", "4"))
-    _COUNTS = {"duplicates_ok": 0, "duplicates_bad": 0, "errors": 0, "done": 0}
+    _COUNTS = {
+        "duplicates_ok": 0,
+        "duplicates_bad": 0,
+        "retry_next_same": 0,
+        "retry_next_differs": 0,
+        "errors": 0,
+        "done": 0,
+        "next_missing": 0,
+        "gone": 0,
+    }
+    _PAGE_MS: list[float] = []  # the labeling page is loaded once per session, mostly during the ramp
+
+    @events.request.add_listener
+    def _on_request(name: str, response_time: float, **_kw: object) -> None:
+        if name == "labeling page":
+            _PAGE_MS.append(response_time)
 
     class Annotator(FastHttpUser):  # type: ignore[misc]
-        def wait_time(self) -> float:  # the reading time sits between page and answer (below)
+        """What static/js/annotation-label.js does: the labeling page once, one "next" (the preload),
+        then per question one answer with ``preload`` that brings the question after the preloaded one."""
+
+        def wait_time(self) -> float:  # the reading time sits before each answer (below)
             return 0.0
 
         def on_start(self) -> None:
@@ -68,49 +90,92 @@ if os.environ.get("BENCH_ROLE") == "locust":
                 "Referer": self.host,
             }
             self.job = os.environ["BENCH_JOB"]
-
-        @task
-        def label(self) -> None:
+            self.shown: str | None = None  # the question on screen
+            self.ahead: str | None = None  # the preloaded one
             with self.client.get(
                 f"/annotate/jobs/{self.job}/label/", headers=self.headers, name="labeling page", catch_response=True
             ) as r:
                 if r.status_code != 200:
                     r.failure(f"status {r.status_code}")
-                    gevent.sleep(_MIN)
                     return
                 found = TOKEN_RE.search(r.text or "")
-                if not found:
-                    _COUNTS["done"] += 1
-                    r.success()
-                    gevent.sleep(_MIN)  # nothing left for this annotator: no hammering
-                    return
-            token, label = found.group(1), random.choice(["aligned", "partialAligned", "notAligned"])
+                self.shown = found.group(1) if found else None
+            if self.shown:
+                self.ahead = self._next([self.shown])
+
+        def _next(self, exclude: list[str]) -> str | None:
+            """POST next (the page's preload, or a question fetched on demand): its token or None."""
+            with self.client.post(
+                f"/api/annotation/jobs/{self.job}/next/",
+                json={"exclude": exclude},
+                headers=self.headers,
+                name="next",
+                catch_response=True,
+            ) as r:
+                if r.status_code == 204:
+                    return None
+                if r.status_code != 200:
+                    r.failure(f"status {r.status_code}")
+                    return None
+                return str(r.json()["token"])
+
+        @task
+        def label(self) -> None:
+            if self.shown is None:
+                _COUNTS["done"] += 1
+                gevent.sleep(_MIN)  # nothing left for this annotator: no hammering
+                return
+            token, label = self.shown, random.choice(["aligned", "partialAligned", "notAligned"])
             gevent.sleep(random.uniform(_MIN + 0.5, _MIN + max(0.5, _EXTRA)))  # reading the pair
+            body = {"token": token, "label": label, "preload": True, "exclude": [self.ahead] if self.ahead else []}
             tries = 2 if random.random() < 0.1 else 1
             _SENT.add(token)
+            following: list[str | None] = []
             for attempt in range(tries):
                 with self.client.post(
-                    "/api/annotation/answers/",
-                    json={"token": token, "label": label},
-                    headers=self.headers,
-                    name="answer",
-                    catch_response=True,
+                    "/api/annotation/answers/", json=body, headers=self.headers, name="answer", catch_response=True
                 ) as r:
+                    if r.status_code == 410:  # expired: the page drops its preload and asks "next"
+                        _COUNTS["gone"] += 1
+                        r.success()
+                        self.shown = self._next([token])
+                        self.ahead = self._next([self.shown]) if self.shown else None
+                        return
                     if r.status_code != 200:
                         _COUNTS["errors"] += 1
                         r.failure(f"status {r.status_code}: {(r.text or '')[:120]}")
                         return
-                    body = r.json()
-                    if attempt == 0 and not body["duplicate"]:
+                    result = r.json()
+                    following.append(result["next"]["token"] if result["next"] else None)
+                    if attempt == 0 and not result["duplicate"]:
                         _ACCEPTED.append((token, label))
                     elif attempt == 1:
-                        _COUNTS["duplicates_ok" if body["duplicate"] else "duplicates_bad"] += 1
+                        _COUNTS["duplicates_ok" if result["duplicate"] else "duplicates_bad"] += 1
+                        # the retry resumes the question the first answer reserved, never a third one
+                        # (when the first brought none, the retry may find a question freed meanwhile)
+                        same = following[0] is None or following[0] == following[1]
+                        _COUNTS["retry_next_same" if same else "retry_next_differs"] += 1
+            if self.ahead:  # the usual case: show the preloaded question, keep the one the answer brought
+                self.shown, self.ahead = self.ahead, following[-1]
+            else:  # nothing was preloaded: the answer brought the question to show; preload as the page does
+                self.shown = following[-1]
+                self.ahead = self._next([self.shown]) if self.shown else None
+            if self.shown is None:
+                self.shown = self._next([token])  # the page asks once more before saying "done"
+            if following[-1] is None and self.shown is not None:
+                _COUNTS["next_missing"] += 1
+
+    def _percentile(values: list[float], q: float) -> float:
+        if not values:
+            return 0.0
+        ordered = sorted(values)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
     @events.test_stop.add_listener
     def _dump(environment, **_kw) -> None:  # type: ignore[no-untyped-def]
         stats = {}
-        for name in ("labeling page", "answer"):
-            entry = environment.stats.get(name, "GET" if name == "labeling page" else "POST")
+        for name, method in (("labeling page", "GET"), ("next", "POST"), ("answer", "POST")):
+            entry = environment.stats.get(name, method)
             stats[name] = {
                 "requests": entry.num_requests,
                 "failures": entry.num_failures,
@@ -122,6 +187,13 @@ if os.environ.get("BENCH_ROLE") == "locust":
                     str(e.error)[:80]: e.occurrences for e in environment.stats.errors.values() if e.name == name
                 },
             }
+        # every session's page, ramp included (the statistics above start after the ramp)
+        stats["labeling page"].update(
+            sessions=len(_PAGE_MS),
+            session_median_ms=_percentile(_PAGE_MS, 0.5),
+            session_p95_ms=_percentile(_PAGE_MS, 0.95),
+            session_p99_ms=_percentile(_PAGE_MS, 0.99),
+        )
         Path(os.environ["BENCH_OUT"]).write_text(
             json.dumps({"stats": stats, "accepted": _ACCEPTED, "sent": sorted(_SENT), "counts": _COUNTS})
         )
@@ -182,6 +254,8 @@ def _env(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
         DB_CONN_MAX_AGE="600",
         OMP_NUM_THREADS="1",
     )
+    if getattr(args, "server_side_binding", False):
+        env["DB_SERVER_SIDE_BINDING"] = "1"  # config/settings.py: psycopg server-side binding, prepared statements
     return env
 
 
@@ -278,6 +352,8 @@ pks = list(CandidatePair.objects.filter(pair__corpus=corpus).values_list("pk", f
 tests, items = pks[:100], pks[100:]
 TestQuestion.objects.bulk_create([TestQuestion(job=job, candidate_id=pk, gold_label="aligned", explanation="bench") for pk in tests])
 JobItem.objects.bulk_create([JobItem(job=job, candidate_id=pk) for pk in items], batch_size=5000)
+from annotation.services.job_setup import refresh_item_statistics
+refresh_item_statistics()  # as job_setup.create_job does
 print(job.pk)
 """
     return int(_django(env, code).split()[-1])
@@ -461,6 +537,7 @@ def _round(args: argparse.Namespace, env: dict[str, str], tmp: Path, users: int,
         and audit["count_mismatches"] == 0
         and audit["reservation_mismatches"] == 0
         and result["counts"]["duplicates_bad"] == 0
+        and result["counts"]["retry_next_differs"] == 0
         and audit["told"] + audit["in_flight_stored"] == audit["stored"]
     )
     return {
@@ -484,21 +561,26 @@ def _round(args: argparse.Namespace, env: dict[str, str], tmp: Path, users: int,
 
 def _table(rows: list[dict[str, object]]) -> str:
     lines = [
-        "| users | req/s | labeling page p50 / p95 / p99 ms | answer p50 / p95 / p99 ms | failures | SQL/request page / answer | CPU ms/request gunicorn + PG + locust | told / stored | audit | uptime |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| users | req/s | answer p50 / p95 / p99 ms | labeling page (once per session) p50 / p95 / p99 ms | next (once per session) p50 / p95 ms "
+        "| failures | SQL/request page / next / answer | CPU ms/request gunicorn + PG + locust | told / stored | audit | uptime |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         st: dict[str, dict[str, float]] = r["stats"]  # type: ignore[assignment]
-        page, answer = st["labeling page"], st["answer"]
+        page, nxt, answer = st["labeling page"], st["next"], st["answer"]
         sql: dict[str, float] = r["sql_per_request"]  # type: ignore[assignment]
         audit: dict[str, int] = r["audit"]  # type: ignore[assignment]
         cpu: dict[str, float] = r["cpu_ms_per_request"]  # type: ignore[assignment]
         cpu_cell = f"{cpu.get('gunicorn', 0):.1f} + {cpu.get('postgres', 0):.1f} + {cpu.get('locust', 0):.1f}"
         load = str(r["uptime"]).split("load average:")[-1].strip()
+        failures = sum(int(st[k]["failures"]) for k in st)
         lines.append(
-            f"| {r['users']} | {page['rps'] + answer['rps']:.1f} | {page['median_ms']:.0f} / {page['p95_ms']:.0f} / {page['p99_ms']:.0f} "
-            f"| {answer['median_ms']:.0f} / {answer['p95_ms']:.0f} / {answer['p99_ms']:.0f} | {page['failures'] + answer['failures']} "
-            f"| {sql.get('GET label', float('nan'))} / {sql.get('POST annotation-answer', float('nan'))} | {cpu_cell} "
+            f"| {r['users']} | {sum(float(st[k]['rps']) for k in st):.1f} "
+            f"| {answer['median_ms']:.0f} / {answer['p95_ms']:.0f} / {answer['p99_ms']:.0f} "
+            f"| {page['session_median_ms']:.0f} / {page['session_p95_ms']:.0f} / {page['session_p99_ms']:.0f} "
+            f"| {nxt['median_ms']:.0f} / {nxt['p95_ms']:.0f} | {failures} "
+            f"| {sql.get('GET label', float('nan'))} / {sql.get('POST labelingjob-next', float('nan'))} "
+            f"/ {sql.get('POST annotation-answer', float('nan'))} | {cpu_cell} "
             f"| {audit['told']} / {audit['stored']} | {'OK' if r['audit_ok'] else 'FAILED'} | {load} |"
         )
     return "\n".join(lines)
@@ -528,6 +610,11 @@ def main() -> int:
     )
     parser.add_argument(
         "--spawn-rate", type=float, default=0, help="annotators starting per second (0: users/20, at least 10)"
+    )
+    parser.add_argument(
+        "--server-side-binding",
+        action="store_true",
+        help="run gunicorn with DB_SERVER_SIDE_BINDING=1 (psycopg server-side binding, prepared statements)",
     )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--out", default="", help="write the JSON report here too")

@@ -164,7 +164,13 @@ class JobItem(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["job", "candidate"], name="job_item_unique")]
-        indexes = [models.Index(fields=["job", "judgments_count"]), models.Index(fields=["job", "rank"])]
+        indexes = [
+            models.Index(fields=["job", "judgments_count"]),
+            # serving's exact order (rank, then pk): the first free row is read straight off the
+            # index and the scan stops there; with (job, rank) alone PostgreSQL sorted every item
+            # past the start rank, sentences joined, on each serve (11-77 ms per serve without statistics)
+            models.Index(fields=["job", "rank", "id"], name="job_item_serving_order"),
+        ]
 
     def __str__(self) -> str:
         return f"job {self.job_id} item {self.pk}"

@@ -30,10 +30,12 @@ from django.db import models, transaction
 from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
 
-from annotation.models import Assignment, JobItem, LabelingJob, Membership, TestQuestion
+from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, Membership, TestQuestion
+from annotation.services.cached_sql import CachedQuery
 from annotation.services.removal import release_assignments
 
 MAX_PENDING = 2  # the question on screen and the preloaded next one
+MAX_EXCLUDE = 4  # tokens a client may name as on screen (the API's ``exclude``)
 Row = TypeVar("Row", bound=models.Model)
 
 
@@ -100,17 +102,30 @@ def release_expired_rows(
     return len(pending)
 
 
+def free_first(
+    items: QuerySet[Row], capacity: int, seen: QuerySet[Any],
+    done: str = "judgments_count", reserved: str = "reserved_count", order: tuple[str, ...] = ("pk",),
+) -> QuerySet[Any]:
+    """``items`` with ``done + reserved < capacity`` that ``seen`` (a queryset filtered on
+    ``OuterRef("pk")``) does not hold, in ``order``, locked as read and skipping rows other
+    servers have locked: the first of them is the one to reserve."""
+    free = items.select_for_update(skip_locked=True, of=("self",)).alias(load=F(done) + F(reserved)).filter(load__lt=capacity)
+    return free.filter(~Exists(seen)).order_by(*order)
+
+
+def take_reservation(model: type[models.Model], pk: int, reserved: str = "reserved_count") -> None:
+    model._default_manager.filter(pk=pk).update(**{reserved: F(reserved) + 1})
+
+
 def reserve_free(
     items: QuerySet[Row], capacity: int, seen: QuerySet[Any],
     done: str = "judgments_count", reserved: str = "reserved_count", order: tuple[str, ...] = ("pk",),
 ) -> Row | None:
-    """Lock the first of ``items`` with ``done + reserved < capacity`` that ``seen`` (a queryset
-    filtered on ``OuterRef("pk")``) does not hold, skipping rows other servers have locked, and
-    take one reservation on it. Call inside a transaction."""
-    free = items.select_for_update(skip_locked=True, of=("self",)).alias(load=F(done) + F(reserved)).filter(load__lt=capacity)
-    item = free.filter(~Exists(seen)).order_by(*order).first()
+    """Lock the first free row of ``items`` (``free_first``) and take one reservation on it.
+    Call inside a transaction."""
+    item = free_first(items, capacity, seen, done, reserved, order).first()
     if item is not None:
-        type(item)._default_manager.filter(pk=item.pk).update(**{reserved: F(reserved) + 1})
+        take_reservation(type(item), item.pk, reserved)
     return item
 
 
@@ -119,8 +134,38 @@ def serving_rng(job: LabelingJob, user: User, served: int) -> random.Random:
     return random.Random(f"{job.seed}:{user.pk}:{served}")
 
 
-def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime, start: float) -> Assignment | None:
-    """A free item at or after the random rank ``start`` (wrapping around to the lowest ranks)."""
+SENTENCES = ("candidate__complex__text", "candidate__simple__text")
+Served = tuple[Assignment, str, str]  # the new assignment, its complex and its simple sentence
+# the answer's preload: the free item's pk and texts at or after / before the start rank, compiled once
+_FREE_ITEM = {
+    op: CachedQuery(
+        lambda job, user, start, capacity, op=op: free_first(
+            JobItem.objects.filter(job_id=job, **{f"rank__{op}": start}), capacity,
+            Assignment.objects.filter(annotator_id=user, item=OuterRef("pk")), order=("rank", "pk"),
+        ).values_list("pk", *SENTENCES)[:1],
+        job=int, user=int, start=float, capacity=int,
+    )
+    for op in ("gte", "lt")
+}
+
+
+def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime, start: float, light: bool) -> Served | None:
+    """A free item at or after the random rank ``start`` (wrapping around to the lowest ranks).
+    ``light``: the item's two texts only, no model instances (the answer's preload)."""
+    token = new_token()
+    if light:
+        found = None
+        for op in ("gte", "lt"):
+            rows = _FREE_ITEM[op].rows(job=job.pk, user=user.pk, start=start, capacity=job.judgments_per_pair)
+            if rows:
+                found = rows[0]
+                break
+        if found is None:
+            return None
+        pk, complex_text, simple_text = found
+        take_reservation(JobItem, pk)
+        created = Assignment.objects.create(job=job, annotator=user, item_id=pk, token=token, served_at=now, expires_at=expires)
+        return created, complex_text, simple_text
     seen = Assignment.objects.filter(annotator=user, item=OuterRef("pk"))
     items = JobItem.objects.select_related("candidate__simple", "candidate__complex").filter(job=job)
     item = reserve_free(items.filter(rank__gte=start), job.judgments_per_pair, seen, order=("rank", "pk"))
@@ -128,12 +173,11 @@ def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime, 
         item = reserve_free(items.filter(rank__lt=start), job.judgments_per_pair, seen, order=("rank", "pk"))
     if item is None:
         return None
-    return Assignment.objects.create(
-        job=job, annotator=user, item=item, token=new_token(), served_at=now, expires_at=expires
-    )
+    created = Assignment.objects.create(job=job, annotator=user, item=item, token=token, served_at=now, expires_at=expires)
+    return created, item.candidate.complex.text, item.candidate.simple.text
 
 
-def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime, rng: random.Random) -> Assignment | None:
+def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime, rng: random.Random) -> Served | None:
     seen = Assignment.objects.filter(annotator=user, test_question=OuterRef("pk"))
     left = list(TestQuestion.objects.filter(job=job).filter(~Exists(seen)).order_by("pk").values_list("pk", flat=True))
     if not left:
@@ -141,9 +185,10 @@ def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime, 
     test = TestQuestion.objects.select_related("candidate__simple", "candidate__complex").filter(pk=rng.choice(left)).first()
     if test is None:
         return None
-    return Assignment.objects.create(
+    created = Assignment.objects.create(
         job=job, annotator=user, test_question=test, token=new_token(), served_at=now, expires_at=expires
     )
+    return created, test.candidate.complex.text, test.candidate.simple.text
 
 
 def next_question(
@@ -160,35 +205,82 @@ def next_question(
     if membership.removed:
         raise AnnotatorRemoved()
     maybe_release_expired(job, now)
-    mine = list(
-        with_sentences(Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now))
-        .order_by("served_at", "pk")[: MAX_PENDING + len(exclude)]
-    )
+    mine = _pending(job, user, now, exclude)
     for pending in mine:
         if pending.token not in exclude:
             return pending
     if len(mine) >= MAX_PENDING:
         return None
-    expires = now + timedelta(minutes=job.reservation_minutes)
     with transaction.atomic():
         # the membership row lock serialises this annotator's serving: the pending count is
         # read again under it, so parallel "next" requests never exceed MAX_PENDING
         m = Membership.objects.select_for_update().get(pk=membership.pk)
         if m.removed:
             raise AnnotatorRemoved()
-        pending = Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now).count()
-        if pending >= MAX_PENDING:
+        if Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now).count() >= MAX_PENDING:
             return None
-        rng = serving_rng(job, user, m.questions_served)
-        is_test, start = job.test_question_every > 0 and rng.random() < 1 / job.test_question_every, rng.random()
-        assignment = _serve_test(job, user, now, expires, rng) if is_test else None
-        if assignment is None:
-            assignment = _serve_item(job, user, now, expires, start)
-        if assignment is None:
-            return None
-        m.questions_served += 1
-        m.save(update_fields=["questions_served"])
-    return assignment  # its item or test question came with the candidate's sentences
+        served = _reserve(job, user, m, now, light=False)
+        if served is not None:
+            m.save(update_fields=["questions_served"])
+    return served[0] if served is not None else None  # its item or test question came with the sentences
+
+
+_PENDING_TOKENS = CachedQuery(  # the answer's preload: the pending questions' tokens, oldest first
+    lambda job, user, now: Assignment.objects.filter(job_id=job, annotator_id=user, answered_at__isnull=True, expires_at__gt=now)
+    .order_by("served_at", "pk")
+    .values_list("pk", "token")[: MAX_PENDING + MAX_EXCLUDE],
+    job=int, user=int, now=datetime,
+)
+
+
+def serve_locked(
+    job: LabelingJob, user: User, membership: Membership, exclude: tuple[str, ...], now: datetime
+) -> tuple[str, str, str] | None:
+    """``next_question`` for a caller that already holds the membership row lock in its
+    transaction (the answer that preloads the following question): ``(token, complex, simple)``.
+    The pending questions are read under that lock, so one read both resumes and counts them
+    (tokens only: a pending question not in ``exclude`` is rare, a retried answer). Increments
+    ``membership.questions_served`` when it serves; the caller saves the membership."""
+    mine = _PENDING_TOKENS.rows(job=job.pk, user=user.pk, now=now)
+    for pk, token in mine:
+        if token not in exclude:
+            cand = candidate_of(with_sentences(Assignment.objects.filter(pk=pk)).get())
+            return token, cand.complex.text, cand.simple.text
+    if len(mine) >= MAX_PENDING:
+        return None
+    served = _reserve(job, user, membership, now, light=True)
+    return (served[0].token, served[1], served[2]) if served is not None else None
+
+
+def candidate_of(assignment: Assignment) -> CandidatePair:
+    """The candidate pair an assignment asks about (its item's or its test question's)."""
+    source = assignment.item if assignment.item_id is not None else assignment.test_question
+    if source is None:  # the model allows it, the services never create it
+        raise ValueError(f"assignment {assignment.pk} has neither an item nor a test question")
+    return source.candidate
+
+
+def _pending(job: LabelingJob, user: User, now: datetime, exclude: tuple[str, ...]) -> list[Assignment]:
+    """The user's unexpired unanswered questions, oldest first, with their sentences: enough rows
+    to find one not in ``exclude`` or to know that ``MAX_PENDING`` are out."""
+    return list(
+        with_sentences(Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now))
+        .order_by("served_at", "pk")[: MAX_PENDING + len(exclude)]
+    )
+
+
+def _reserve(job: LabelingJob, user: User, membership: Membership, now: datetime, light: bool) -> Served | None:
+    """Serve a new question (a test with probability ``1 / test_question_every``, else a free item
+    at a random rank); the membership row is locked by the caller, who saves ``questions_served``."""
+    expires = now + timedelta(minutes=job.reservation_minutes)
+    rng = serving_rng(job, user, membership.questions_served)
+    is_test, start = job.test_question_every > 0 and rng.random() < 1 / job.test_question_every, rng.random()
+    served = _serve_test(job, user, now, expires, rng) if is_test else None
+    if served is None:
+        served = _serve_item(job, user, now, expires, start, light)
+    if served is not None:
+        membership.questions_served += 1
+    return served
 
 
 def with_sentences(qs):  # type: ignore[no-untyped-def]

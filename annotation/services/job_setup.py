@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import QuerySet
 
 from alignment_engine.ids import COMPLEX, SentenceId
@@ -246,4 +246,16 @@ def create_job(
         TestQuestion.objects.bulk_create(
             [TestQuestion(job=job, candidate_id=pk, gold_label=label, explanation=expl) for pk, label, expl in tests]
         )
+    refresh_item_statistics()
     return job
+
+
+def refresh_item_statistics() -> None:
+    """ANALYZE the tables a new job has just filled (PostgreSQL). Serving takes the first free item
+    in (rank, pk) order with ``FOR UPDATE SKIP LOCKED``; planned without statistics on the new rows
+    (autovacuum comes a minute or more later: when the annotators start) PostgreSQL sorted every
+    item past the start rank with its sentences on each serve (11-130 ms) instead of reading the
+    index up to the first free row (0.1-0.4 ms)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f'ANALYZE "{JobItem._meta.db_table}", "{TestQuestion._meta.db_table}"')

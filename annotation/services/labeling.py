@@ -14,8 +14,11 @@ from django.db import transaction
 from django.db.models import F, Subquery
 from django.utils import timezone
 
-from annotation.models import Assignment, JobItem, Judgment, Membership, TestAnswer
+from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Membership, TestAnswer, TestQuestion
+from annotation.services import assignment as serving
 from annotation.services import removal
+from annotation.services.cached_sql import CachedQuery, concrete_attnames, instance
+from annotation.services.presenting import QuestionView
 from curation.models import AlignmentLabel
 
 
@@ -91,6 +94,7 @@ class AnswerResult:
     accuracy: float | None  # as shown: settled at page ends
     page_end: bool = False
     feedback: tuple[Feedback, ...] = ()
+    next: QuestionView | None = None  # the following question, when the answer asked to preload one
 
     @property
     def missed(self) -> bool:
@@ -107,11 +111,13 @@ class AnswerResult:
             "removed": self.removed,
             "answered": self.answered,
             "accuracy": self.accuracy,
+            "next": self.next.as_dict() if self.next is not None else None,
         }
 
 
 def _result(assignment: Assignment, membership: Membership, duplicate: bool,
-            page_end: bool = False, missed: Sequence[TestAnswer] = ()) -> AnswerResult:
+            page_end: bool = False, missed: Sequence[TestAnswer] = (),
+            served: tuple[str, str, str] | None = None) -> AnswerResult:
     feedback = tuple(
         Feedback(a.test_question.candidate.complex.text, a.test_question.candidate.simple.text, a.label,
                  a.test_question.gold_label, a.test_question.explanation)
@@ -127,33 +133,70 @@ def _result(assignment: Assignment, membership: Membership, duplicate: bool,
         accuracy=membership.shown_accuracy,
         page_end=page_end,
         feedback=feedback,
+        next=QuestionView(*served) if served is not None and not membership.removed else None,
     )
 
 
-def submit_answer(user: User, token: str, label: str, now: datetime | None = None) -> AnswerResult:
-    """Store the user's answer to the question ``token`` (idempotent per token)."""
+# the answer's two row locks (membership, then assignment), compiled once (annotation.services.cached_sql)
+_MEMBERSHIP_OF_TOKEN = CachedQuery(
+    lambda token, user: Membership.objects.select_for_update()
+    .filter(job_id=Subquery(Assignment.objects.filter(token=token, annotator_id=user).values("job_id")[:1]), annotator_id=user)
+    .values_list(*concrete_attnames(Membership))[:1],
+    token=str, user=int,
+)
+_ASSIGNMENT_COLUMNS = (
+    concrete_attnames(Assignment), concrete_attnames(LabelingJob, "job__"), concrete_attnames(TestQuestion, "test_question__")
+)
+_ASSIGNMENT_OF_TOKEN = CachedQuery(  # locks the assignment only (OF self), with its job and test question
+    lambda token, user: Assignment.objects.select_for_update(of=("self",))
+    .filter(token=token, annotator_id=user)
+    .values_list(*(c for cols in _ASSIGNMENT_COLUMNS for c in cols))[:1],
+    token=str, user=int,
+)
+
+
+def _assignment_with_job(row: tuple[object, ...]) -> tuple[Assignment, LabelingJob]:
+    """The assignment row of ``_ASSIGNMENT_OF_TOKEN`` as instances, its job and test question attached."""
+    n_a, n_j = len(_ASSIGNMENT_COLUMNS[0]), len(_ASSIGNMENT_COLUMNS[1])
+    assignment = instance(Assignment, row[:n_a])
+    job = instance(LabelingJob, row[n_a : n_a + n_j])
+    assignment.job = job
+    assignment.test_question = instance(TestQuestion, row[n_a + n_j :]) if assignment.test_question_id is not None else None
+    return assignment, job
+
+
+def submit_answer(
+    user: User, token: str, label: str, now: datetime | None = None, preload: tuple[str, ...] | None = None
+) -> AnswerResult:
+    """Store the user's answer to the question ``token`` (idempotent per token).
+
+    ``preload``: the tokens still on screen (the question preloaded before); when given, the
+    same transaction, under the same membership lock, reserves or resumes the following question
+    (as ``assignment.next_question(exclude=preload)`` would) and the result carries it in ``next``,
+    so the client needs one request per question. A retried answer resumes the one the first reserved."""
     if label not in AlignmentLabel.values:
         raise InvalidLabel(f"label must be one of {', '.join(AlignmentLabel.values)}")
     now = now or timezone.now()
     with transaction.atomic():
         # lock order: membership, assignment, items (as in removal and serving)
-        job_of_token = Assignment.objects.filter(token=token, annotator=user).values("job_id")[:1]
-        membership = Membership.objects.select_for_update().filter(job_id=Subquery(job_of_token), annotator=user).first()
-        if membership is None:
+        found = _MEMBERSHIP_OF_TOKEN.rows(token=token, user=user.pk)
+        if not found:
             raise QuestionGone("This question is no longer reserved for you (it expired); here is another one.")
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",))
-            .select_related("job", "test_question")
-            .filter(token=token, annotator=user)
-            .first()
-        )
-        if assignment is None:
+        membership = instance(Membership, found[0])
+        found = _ASSIGNMENT_OF_TOKEN.rows(token=token, user=user.pk)
+        if not found:
             raise QuestionGone("This question is no longer reserved for you (it expired); here is another one.")
+        assignment, job = _assignment_with_job(found[0])
         if assignment.answered_at is not None:
-            return _result(assignment, membership, duplicate=True)
+            served = None
+            if preload is not None and not membership.removed and job.accepts_answers:
+                served_before = membership.questions_served
+                served = serving.serve_locked(job, user, membership, preload, now)
+                if membership.questions_served != served_before:
+                    membership.save(update_fields=["questions_served"])
+            return _result(assignment, membership, duplicate=True, served=served)
         if membership.removed:
             raise Removed("You were removed from this job.")
-        job = assignment.job
         if not job.accepts_answers:
             raise JobNotOpen(job.get_status_display())
         elapsed = check_min_time(assignment.served_at, membership.last_answer_at, job.min_seconds, now)
@@ -178,13 +221,19 @@ def submit_answer(user: User, token: str, label: str, now: datetime | None = Non
         assignment.answered_at = now
         assignment.answer = label
         assignment.save(update_fields=["answered_at", "answer"])
+        # serving the following question now (under the lock held) shares the membership UPDATE;
+        # should this answer end a page and remove the annotator, the removal releases it again
+        served = serving.serve_locked(job, user, membership, preload, now) if preload is not None else None
         membership.questions_answered += 1
         membership.last_answer_at = now
-        changed = ["questions_answered", "last_answer_at", "tests_answered", "tests_correct"]
+        changed = ["questions_answered", "last_answer_at", "tests_answered", "tests_correct", "questions_served"]
         page_end = membership.questions_answered % job.page_size == 0
         if page_end:  # settling saves the membership too: one UPDATE for both
             missed = removal.settle_page(job, membership, now, also_save=changed)
         else:
             membership.save(update_fields=changed)
             missed = []
-        return _result(assignment, membership, duplicate=False, page_end=page_end, missed=missed)
+        result = _result(assignment, membership, duplicate=False, page_end=page_end, missed=missed, served=served)
+    if preload is not None:
+        serving.maybe_release_expired(job, now)  # as "next" does, after this transaction
+    return result

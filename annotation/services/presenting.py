@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from django.db.models import Count, Q, QuerySet, Sum
 
 from accounts.roles import Role, has_role
-from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, Membership
-from annotation.services.assignment import with_sentences
+from annotation.models import Assignment, JobItem, LabelingJob, Membership
+from annotation.services.assignment import candidate_of, with_sentences
 from curation.models import Sentence
 
 
@@ -24,17 +24,8 @@ class QuestionView:
         return {"token": self.token, "complex": self.complex_text, "simple": self.simple_text}
 
 
-def _candidate(assignment: Assignment) -> CandidatePair:
-    source = assignment.item if assignment.item_id is not None else assignment.test_question
-    if source is None:  # the model allows it, the services never create it
-        raise ValueError(f"assignment {assignment.pk} has neither an item nor a test question")
-    return source.candidate
-
-
-
-
 def question_view(assignment: Assignment) -> QuestionView:
-    cand = _candidate(assignment)
+    cand = candidate_of(assignment)
     return QuestionView(assignment.token, cand.complex.text, cand.simple.text)
 
 
@@ -58,7 +49,7 @@ def _around(sentence: Sentence) -> tuple[list[str], list[str]]:
 
 
 def context_view(assignment: Assignment) -> ContextView:
-    cand = _candidate(assignment)
+    cand = candidate_of(assignment)
     cb, ca = _around(cand.complex)
     sb, sa = _around(cand.simple)
     return ContextView(cb, cand.complex.text, ca, sb, cand.simple.text, sa)

@@ -33,31 +33,55 @@ def test_twenty_annotators_race(postgres_only, make_user):  # type: ignore[no-un
     told: dict[int, list[tuple[str, str]]] = {u.pk: [] for u in users}  # accepted (token, label), not duplicates
     errors: list[BaseException] = []
 
+    def label_for(user, a) -> str:  # type: ignore[no-untyped-def]
+        """The gold label, or a wrong one for the bad annotators; "aligned" for ordinary items."""
+        if a.test_question_id is None:
+            return "aligned"
+        gold = a.test_question.gold_label
+        return ("notAligned" if gold != "notAligned" else "aligned") if user.pk in bad else gold
+
     def work(user, race: bool = True) -> None:  # type: ignore[no-untyped-def]
+        """Odd annotators answer as the page's script does (each answer preloads the following
+        question in the answer's transaction), even ones answer and then ask "next"."""
+        preloading = user.pk % 2 == 1
+        queue: list[str] = []  # preloaded tokens, not on screen yet
         try:
             if race:
                 barrier.wait()
             for _ in range(500):
+                a: Assignment | None
+                if queue:
+                    a = Assignment.objects.select_related("test_question").get(token=queue.pop(0))
+                else:
+                    try:
+                        a = assignment.next_question(job, user)
+                    except assignment.AnnotatorRemoved:
+                        return
+                    if a is None:
+                        return
+                    if preloading:  # the page's first preload
+                        pre = assignment.next_question(job, user, (a.token,))
+                        queue += [pre.token] if pre else []
+                label = label_for(user, a)
+                preload = tuple(queue) if preloading else None
                 try:
-                    a = assignment.next_question(job, user)
-                except assignment.AnnotatorRemoved:
-                    return
-                if a is None:
-                    return
-                label = "aligned"
-                if a.test_question_id is not None:
-                    gold = a.test_question.gold_label
-                    label = ("notAligned" if gold != "notAligned" else "aligned") if user.pk in bad else gold
-                try:
-                    first = labeling.submit_answer(user, a.token, label)
+                    first = labeling.submit_answer(user, a.token, label, preload=preload)
                 except labeling.Removed:
                     return
-                retry = labeling.submit_answer(user, a.token, label)  # a client retry: must not count twice
+                retry = labeling.submit_answer(user, a.token, label, preload=preload)  # a client retry: must not count twice
                 assert retry.duplicate and retry.label == first.label
+                if preloading and not first.removed:
+                    if first.next is not None:  # the retry resumes the question the answer reserved
+                        assert retry.next is not None and retry.next.token == first.next.token
+                    # (none reserved: the retry may find a pair a removal freed meanwhile)
+                    pending = Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True).count()
+                    assert pending <= assignment.MAX_PENDING
                 if not first.duplicate:
                     told[user.pk].append((a.token, label))
                 if first.removed:
                     return
+                if preloading and first.next is not None and first.next.token not in queue:
+                    queue.append(first.next.token)
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
         finally:
@@ -131,3 +155,40 @@ def test_twenty_parallel_next_requests_leave_at_most_two_reservations(postgres_o
     assert {t for t in tokens if t} <= set(pending.values_list("token", flat=True))
     items = list(JobItem.objects.filter(job=job))
     assert sum(i.reserved_count for i in items) == pending.exclude(item=None).count()
+
+
+def test_parallel_retries_of_an_answer_with_preload_store_it_once_and_reserve_one_question(postgres_only, make_user):  # type: ignore[no-untyped-def]
+    """20 parallel copies of one answer with ``preload`` (a client retrying): one judgment, one
+    question reserved for the preload and handed to every copy, never more than two pending."""
+    job = make_job(n_articles=3, judgments_per_pair=3, every=0, min_seconds=0)
+    user = make_user("retrier", "annotator")
+    shown = assignment.next_question(job, user)
+    assert shown is not None
+    ahead = assignment.next_question(job, user, (shown.token,))
+    assert ahead is not None
+    barrier = threading.Barrier(20)
+    results: list[labeling.AnswerResult] = []
+    errors: list[BaseException] = []
+
+    def request() -> None:
+        try:
+            barrier.wait()
+            results.append(labeling.submit_answer(user, shown.token, "aligned", preload=(ahead.token,)))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=request) for _ in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors[:3]
+    assert sum(not r.duplicate for r in results) == 1 and Judgment.objects.filter(annotator=user).count() == 1
+    following = {r.next.token for r in results if r.next is not None}
+    assert len(following) == 1 and ahead.token not in following and len(results) == 20
+    pending = Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True)
+    assert set(pending.values_list("token", flat=True)) == following | {ahead.token}
+    items = list(JobItem.objects.filter(job=job))
+    assert sum(i.reserved_count for i in items) == pending.count()

@@ -294,16 +294,17 @@ def test_me_counts_move_only_at_page_ends(make_user):
         assert shown[n - 1] == sum(was_test[:settled])
 
 
-def test_labeling_page_and_answer_stay_within_their_sql_budget(client, make_user, django_assert_max_num_queries):
+def test_labeling_page_and_answer_stay_within_their_sql_budget(client, make_user, django_assert_max_num_queries, monkeypatch):
     """Statements per request (session, user with its roles, BEGIN/COMMIT included): the labeling
-    page that serves a question 12 (13 when the expired-reservation sweep or a test question's
-    extra read runs), the answer 10, 11 at a page's end, where settling the page and the answer's
-    counters share one UPDATE (docs/annotation.md). Was 14 and 11-12 before the user's roles came
-    with the user and the job with the membership."""
+    page that serves a question 12 (13 when a test question's extra read runs; the expired-reservation
+    sweep, 3 statements at most every 5 s, is kept out), the answer 10, 11 at a page's end, where
+    settling the page and the answer's counters share one UPDATE (docs/annotation.md). Was 14 and
+    11-12 before the user's roles came with the user and the job with the membership."""
     job = make_job(every=5, min_seconds=0, n_articles=3, min_tests=100)  # no removal: its statements are not the steady state
     user = make_user("counted", "annotator")
     client.force_login(user)
     client.get(reverse("annotation:label", args=[job.pk]))  # membership created, first question served
+    monkeypatch.setattr(assignment, "SWEEP_EVERY_SECONDS", 1e9)  # swept above; not again (timing-free counts)
     token_re = re.compile(r'id="lab-token" value="([^"]+)"')
     for _ in range(6):  # past the end of the first page of five
         with django_assert_max_num_queries(13):
@@ -312,3 +313,63 @@ def test_labeling_page_and_answer_stay_within_their_sql_budget(client, make_user
         with django_assert_max_num_queries(11):
             r = client.post(reverse("annotation-answer"), {"token": token, "label": "aligned"}, content_type="application/json")
         assert r.status_code == 200
+
+
+def test_one_request_per_question_stays_within_its_sql_budget(client, make_user, django_assert_max_num_queries, monkeypatch):
+    """What the page's script sends: the page once, "next" once (the preload), then per question one
+    answer with ``preload``: 14 statements (session, user with roles, BEGIN/COMMIT included), 15 at a
+    page's end or when the item search wraps around, for what took the page (12) and the answer (10)."""
+    job = make_job(every=5, min_seconds=0, n_articles=3, min_tests=100)
+    user = make_user("counted", "annotator")
+    client.force_login(user)
+    page = client.get(reverse("annotation:label", args=[job.pk]))
+    shown = re.search(r'id="lab-token" value="([^"]+)"', page.content.decode()).group(1)  # type: ignore[union-attr]
+    monkeypatch.setattr(assignment, "SWEEP_EVERY_SECONDS", 1e9)  # the sweep (3 statements every 5 s) is not per question
+    with django_assert_max_num_queries(13):
+        ahead = client.post(reverse("labelingjob-next", args=[job.pk]), {"exclude": [shown]}, content_type="application/json").json()["token"]
+    for _ in range(11):  # past two page ends
+        body = {"token": shown, "label": "aligned", "preload": True, "exclude": [ahead]}
+        with django_assert_max_num_queries(15):
+            r = client.post(reverse("annotation-answer"), body, content_type="application/json")
+        assert r.status_code == 200 and r.json()["next"]["token"] not in (shown, ahead)
+        shown, ahead = ahead, r.json()["next"]["token"]
+    assert Membership.objects.get(job=job, annotator=user).questions_answered == 11
+
+
+def test_answer_with_preload_brings_the_question_after_the_preloaded_one(make_user):
+    job = make_job(every=0, min_seconds=0)
+    user = make_user("pre", "annotator")
+    api = api_for(user)
+    a = api.post(reverse("labelingjob-next", args=[job.pk]), {}, format="json").json()["token"]
+    b = api.post(reverse("labelingjob-next", args=[job.pk]), {"exclude": [a]}, format="json").json()["token"]
+    body = {"token": a, "label": "aligned", "preload": True, "exclude": [b]}
+    first = api.post(reverse("annotation-answer"), body, format="json").json()
+    c = first["next"]["token"]
+    assert c not in (a, b) and set(first["next"]) == {"token", "complex", "simple"}
+    pending = Assignment.objects.filter(annotator=user, answered_at__isnull=True)
+    assert set(pending.values_list("token", flat=True)) == {b, c}  # the limit of two holds
+    served = Assignment.objects.get(token=c)
+    assert first["next"]["simple"] == served.item.candidate.simple.text
+    # a retry (the response was lost) is a duplicate and resumes the same following question
+    again = api.post(reverse("annotation-answer"), body, format="json").json()
+    assert again["duplicate"] is True and again["next"]["token"] == c
+    assert Judgment.objects.filter(annotator=user).count() == 1 and pending.count() == 2
+    # nothing preloaded before (exclude empty): the answer brings the question to show now, b
+    assert api.post(reverse("annotation-answer"), {"token": b, "label": "aligned", "preload": True}, format="json").json()["next"]["token"] == c
+    # without preload nothing is served and next is null
+    plain = api.post(reverse("annotation-answer"), {"token": c, "label": "aligned"}, format="json").json()
+    assert plain["next"] is None and not pending.exists()
+
+
+def test_answer_with_preload_serves_nothing_to_a_removed_annotator(make_user):
+    job = make_job(every=1, min_tests=1, threshold=0.99, min_seconds=0)
+    user = make_user("gone", "annotator")
+    api = api_for(user)
+    q = api.post(reverse("labelingjob-next", args=[job.pk]), {}, format="json").json()
+    gold = Assignment.objects.get(token=q["token"]).test_question.gold_label
+    wrong = "notAligned" if gold != "notAligned" else "aligned"
+    r = api.post(reverse("annotation-answer"), {"token": q["token"], "label": wrong, "preload": True}, format="json").json()
+    assert r["removed"] and r["next"] is None
+    # the question served for the preload in the same transaction was released by the removal
+    assert not Assignment.objects.filter(annotator=user, answered_at__isnull=True).exists()
+    assert sum(JobItem.objects.filter(job=job).values_list("reserved_count", flat=True)) == 0

@@ -1,5 +1,8 @@
 // Labeling page: keys 1/2/3 answer, C shows context, the next question is preloaded.
 // Plain fetch against the annotation API (session auth + CSRF header); no build step.
+// Requests: the page once, one "next" to preload the second question, then ONE request per
+// question: the answer, with preload, reserves the question after the preloaded one and
+// returns it ("next"), so the question shown after an answer is always already here.
 (function () {
   "use strict";
   const lab = document.getElementById("lab");
@@ -10,7 +13,9 @@
   const pageSize = Number(lab.dataset.pageSize || 5);
   let token = $("lab-token").value;
   let shownAt = Date.now();
-  let preloaded = null;      // next question, already reserved for us
+  let queue = [];            // questions reserved for us, not shown yet (0 or 1; the answer refills it)
+  let preloading = Promise.resolve();
+  let preloadBusy = false;
   let busy = false;
   let explaining = false;
   let answered = Number($("lab-answered").textContent || 0);
@@ -54,14 +59,21 @@
     $("lab-answered").textContent = answered;
   }
 
-  async function preload() {
-    preloaded = null;
+  function keep(q) {  // a reserved question to show later (never the one on screen, never twice)
+    if (q && q.token !== token && !queue.some((x) => x.token === q.token)) queue.push(q);
+  }
+
+  function preload() {  // only when no answer brought the following question (first one, fallbacks)
     lab.dataset.ready = "0";
-    try {
-      const r = await post(lab.dataset.nextUrl, { exclude: [token] });
-      if (r.status === 200) preloaded = await r.json();
-    } catch (e) { /* the next question is fetched on demand */ }
-    lab.dataset.ready = "1";  // the next question is reserved (tests wait for this)
+    preloadBusy = true;
+    preloading = (async () => {
+      try {
+        const r = await post(lab.dataset.nextUrl, { exclude: [token] });
+        if (r.status === 200) keep(await r.json());
+      } catch (e) { /* the next question is fetched on demand */ }
+      preloadBusy = false;
+      lab.dataset.ready = "1";  // the next question is reserved (tests wait for this)
+    })();
   }
 
   function show(q) {
@@ -73,18 +85,17 @@
     $("lab-context-btn").firstChild.textContent = "Show paragraphs ";
     shownAt = Date.now(); tick();
     $("lab-q").classList.remove("fade"); void $("lab-q").offsetWidth; $("lab-q").classList.add("fade");
-    preload();
+    if (!queue.length) preload(); else lab.dataset.ready = "1";
   }
 
   async function advance() {
-    let q = preloaded;
-    if (!q || q.token === token) {
+    let q = queue.shift();
+    if (!q) {
       const r = await post(lab.dataset.nextUrl, { exclude: [token] });
       if (r.status === 403) { window.location.reload(); return; }
       if (r.status !== 200) { finish(); return; }
       q = await r.json();
     }
-    preloaded = null;
     show(q);
   }
 
@@ -97,11 +108,15 @@
     busy = true;
     document.querySelectorAll(".lab-answer").forEach((b) => b.classList.toggle("chosen", b.value === label));
     try {
-      const r = await post(lab.dataset.answerUrl, { token: token, label: label });
+      await preloading;  // the preloaded question must be known to exclude it below
+      lab.dataset.ready = "0";
+      const ahead = queue.map((q) => q.token);
+      const r = await post(lab.dataset.answerUrl, { token: token, label: label, preload: true, exclude: ahead });
       const data = await r.json().catch(() => ({}));
       if (r.status === 200) {
         waitUntil = 0;
         notice("");
+        keep(data.next);
         if (!data.duplicate) answered = data.answered;
         if (data.accuracy !== null && data.accuracy !== undefined) $("lab-accuracy").textContent = Math.round(data.accuracy * 100) + " %";
         dots();
@@ -114,7 +129,7 @@
         countdown();
       } else if (r.status === 410) {
         notice(data.detail || "This question expired.", "warn");
-        preloaded = null; await advance();
+        queue = []; await advance();
       } else if (r.status === 409) {
         notice(data.detail || "This job does not take answers now.", "warn"); finish();
       } else if (r.status === 403) {
@@ -126,6 +141,7 @@
       notice("Network problem: the answer was not saved; please try again.", "error");
     } finally {
       busy = false;
+      if (!preloadBusy) lab.dataset.ready = "1";  // idle: nothing more is being reserved
       document.querySelectorAll(".lab-answer").forEach((b) => b.classList.remove("chosen"));
     }
   }
