@@ -18,6 +18,7 @@ EMISSIONS = ("encoder", "lexical", "encoder+lexical")
 UNITS = ("document", "paragraph")
 PARAGRAPH_MODES = ("none", "predicted", "gold")
 GOLD_TARGETS = ("best", "any")
+CRF_OPTIMIZERS = ("adam", "lbfgs")
 DECODERS = ("learned", "rule")
 
 #: Keys older model.json files carry in "config" that are not options (kept elsewhere now).
@@ -45,6 +46,8 @@ class CRFConfig:
     crf_lr: float = 0.01
     crf_weight_decay: float = 1e-4
     crf_batch: int = 8
+    crf_optimizer: str = "adam"  # "adam": minibatches, linear lr decay; "lbfgs": full-batch L-BFGS (strong Wolfe),
+    #                              crf_epochs rounds of LBFGS_ITERATIONS iterations, deterministic given the init
     transitions: bool = True  # False: the "without the CRF" ablation (independent choices)
     gold_target: str = "best"  # n:1 steps: the gold label with the best C3G, or "any" gold label
     # --- decoding of the two directions
@@ -67,7 +70,8 @@ class CRFConfig:
 
     def __post_init__(self) -> None:
         for name, allowed in (("emission", EMISSIONS), ("unit", UNITS), ("paragraphs", PARAGRAPH_MODES),
-                              ("gold_target", GOLD_TARGETS), ("decoder", DECODERS)):
+                              ("gold_target", GOLD_TARGETS), ("decoder", DECODERS),
+                              ("crf_optimizer", CRF_OPTIMIZERS)):
             value = getattr(self, name)
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")

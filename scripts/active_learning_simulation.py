@@ -120,7 +120,11 @@ def main() -> None:
                     help="copy of the plot for the models page ('' to skip)")
     ap.add_argument("--replot", default="", help="only redraw the plot (and summary) from this results.json")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--optimizer", default="lbfgs", choices=["lbfgs", "adam"],
+                    help="CRF training: full-batch L-BFGS (default; converges, so the initial weights no longer "
+                         "move a figure) or Adam minibatches (the first two rounds' configuration)")
+    ap.add_argument("--epochs", type=int, default=None,
+                    help="CRF epochs (Adam, default 5) or L-BFGS rounds of 10 iterations (default 3)")
     ap.add_argument("--top-k", type=int, default=3)
     ap.add_argument("--strategy", default="margin", choices=[s for s in active.STRATEGIES if s != "versions"])
     ap.add_argument("--fractions", type=float, nargs="+", default=list(FRACTIONS))
@@ -132,6 +136,10 @@ def main() -> None:
     ap.add_argument("--reuse-random", default="",
                     help="take the random curve (and the all-candidates figure) from this results.json "
                          "instead of retraining it (the same seeds, fractions and configuration)")
+    ap.add_argument("--random-at", type=float, nargs="+", default=None,
+                    help="train the random curve only at these fractions (and the seed set); default: all")
+    ap.add_argument("--skip-all-candidates", action="store_true",
+                    help="do not train the all-candidates-labelled reference model")
     ap.add_argument("--stop-at", type=float, default=None,
                     help="last fraction of the uncertainty curve (default: the last of --fractions)")
     ap.add_argument("--seeded-init", action="store_true",
@@ -163,7 +171,9 @@ def main() -> None:
     dev_pairs = read_pairs_jsonl(data / "dev_pairs.jsonl")
     train_gold = read_alignment_tsv(data / "train_gold.tsv")
     dev_gold = read_alignment_tsv(data / "dev_gold.tsv")
-    cfg = CRFConfig(emission="lexical", decoder="rule", crf_epochs=args.epochs, gold_target="any")
+    epochs = args.epochs if args.epochs is not None else (3 if args.optimizer == "lbfgs" else 5)
+    cfg = CRFConfig(emission="lexical", decoder="rule", crf_epochs=epochs, gold_target="any",
+                    crf_optimizer=args.optimizer)
     t0 = time.perf_counter()
     train_docs = crf_aligner.prepare_docs(train_pairs, cfg, None)
     dev_docs = crf_aligner.prepare_docs(dev_pairs, cfg, None)
@@ -177,7 +187,8 @@ def main() -> None:
     print(f"{len(train_pairs)} train pairs, {len(cands)} candidates, gold positives {n_gold} "
           f"({covered} inside the candidates); features {time.perf_counter() - t0:.1f}s", flush=True)
     results: dict = {"config": {"emission": cfg.emission, "context_features": cfg.context_features,
-                                "crf_epochs": cfg.crf_epochs, "decode": "Viterbi path of the single simple->complex CRF",
+                                "crf_epochs": cfg.crf_epochs, "crf_optimizer": cfg.crf_optimizer,
+                                "seeded_init": args.seeded_init, "decode": "Viterbi path of the single simple->complex CRF",
                                 "top_k": args.top_k, "strategy": args.strategy, "diversity": "ceil(3*batch/documents)",
                                 "seed_fraction": seed_fraction, "mix_random": args.mix,
                                 "command": " ".join(sys.argv)},
@@ -189,7 +200,7 @@ def main() -> None:
         stored_random = {(r["seed"], r["fraction"]): r for r in stored["runs"] if r["strategy"] == "random"}
         results["all_candidates_f1"] = stored.get("all_candidates_f1")
         results["random_from"] = args.reuse_random
-    else:
+    elif not args.skip_all_candidates:
         full = known_matrices(train_docs, cands, {c.key for c in cands}, gold)
         results["all_candidates_f1"], _ = train_and_score(train_docs, full, dev_docs, dev_pairs, dev_gold, cfg,
                                                           mean, scale, 0)
@@ -235,6 +246,8 @@ def main() -> None:
                     f1, seed_model = train(labelled, seed)
                     print(f"seed {seed}: seed set {frac} retrained, F1 {f1:.6f} "
                           f"(stored {stored_random[(seed, frac)]['f1']:.6f})", flush=True)
+                continue
+            if args.random_at is not None and frac not in args.random_at and frac != seed_fraction:
                 continue
             f1, random_model = train(labelled, seed)
             if frac == seed_fraction:
@@ -309,7 +322,8 @@ def learning_curve_svg(results: dict) -> str:
     fracs = results["fractions"]
     table = {**table, **results.get("variants", {})}  # other uncertainty runs (--overlay)
     values = [v["mean"] + s * v["sd"] for t in table.values() for v in t.values() for s in (-1, 1)]
-    values.append(results.get("all_candidates_f1", 0.0))
+    if results.get("all_candidates_f1") is not None:
+        values.append(results["all_candidates_f1"])
     lo = math.floor(min(values) * 20) / 20
     hi = math.ceil(max(values) * 20) / 20
     hi = hi if hi > lo else lo + 0.05

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import torch
 
 from alignment_engine import crf
@@ -18,11 +19,13 @@ from alignment_engine.crf_aligner import (
     BiCRF,
     build_sequences,
     collate,
+    decode,
     feature_names,
     fit_normalisation,
     partial_gold_sets,
     prepare_docs,
     sequence_log_likelihood,
+    train_crf,
 )
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.gold import gold_matrix, known_matrix
@@ -184,3 +187,55 @@ def test_the_learned_decoder_trains_on_partial_labels(tmp_path) -> None:  # type
     meta = json.loads((out / "model.json").read_text())
     assert meta["data"]["train_partial_pairs"] == 2
     assert meta["cross_validation"]["folds"] == 2 and meta["cross_validation"]["paragraph"]
+
+
+def _objective(model: BiCRF, seqs: dict, cfg: CRFConfig) -> float:
+    """The training objective of ``train_crf`` (negative log-likelihood per step, both directions)."""
+    total = 0.0
+    with torch.no_grad():
+        for d, items in seqs.items():
+            batch = collate(items, torch.device("cpu"))
+            emis, trans, start = model.direction(d)(batch)
+            ll = sequence_log_likelihood(emis, trans, start, batch, cfg.gold_target)
+            total += float(-ll.sum()) / int(batch.step_mask.sum())
+    return total
+
+
+def test_lbfgs_training_converges_to_the_same_model_from_different_initial_weights() -> None:
+    """The simulation's training noise: Adam's few minibatch epochs leave a model that depends on its initial
+    weights; full-batch L-BFGS (``crf_optimizer="lbfgs"``) drives the objective to the same minimum from
+    different initial weights, and lower than Adam gets."""
+    pair, _s, _c, known = _setup()
+    other = DocPair("q", [["Rain fell over the city for days.", "People stayed inside their houses.", "Then sun."]],
+                    [["It rained for days.", "People stayed inside.", "The sun came out again."]])
+    g_other = np.eye(3, dtype=np.int64)
+    docs = prepare_docs([pair, other], CFG, None)
+    norm = fit_normalisation(docs, CFG.emission, CFG.context_features)
+    mean, scale = np.asarray(norm["mean"], np.float32), np.asarray(norm["scale"], np.float32)
+    n_feat = len(feature_names(CFG.emission, CFG.context_features))
+    results: dict[str, list[tuple[float, np.ndarray]]] = {}
+    for name, cfg in (("adam", CFG.with_options(crf_epochs=3, gold_target="any")),
+                      ("lbfgs", CFG.with_options(crf_epochs=5, gold_target="any", crf_optimizer="lbfgs"))):
+        seqs = {d: build_sequences(docs, d, cfg, mean, scale, gold=[(known == 1).astype(np.int64), g_other],
+                                   known=[known, None]) for d in ("s2c",)}
+        for init in (1, 2):
+            torch.manual_seed(init)
+            model = BiCRF(n_feat, 8, 4)
+            messages: list[str] = []
+            stats = train_crf(model, seqs, cfg, seed=0, progress=messages.append)
+            assert len(messages) == cfg.crf_epochs and len(stats["loss"]) == cfg.crf_epochs  # one per epoch
+            model.eval()
+            dec = decode(model, {"s2c": build_sequences(docs, "s2c", cfg, mean, scale)}, docs)
+            results.setdefault(name, []).append((_objective(model, seqs, cfg), dec[1].forward_marginals))
+        if name == "lbfgs":
+            assert stats["evaluations"] > cfg.crf_epochs  # line-search evaluations counted
+    (adam1, _), (adam2, _) = results["adam"]
+    (lb1, marg1), (lb2, marg2) = results["lbfgs"]
+    assert abs(lb1 - lb2) < 1e-3 < abs(adam1 - adam2)  # the same minimum from both inits; Adam's differ
+    assert max(lb1, lb2) < min(adam1, adam2)  # and lower than Adam's 3 epochs
+    assert np.abs(marg1 - marg2).max() < 0.05  # the same decisions' probabilities
+
+
+def test_unknown_crf_optimizer_is_rejected() -> None:
+    with pytest.raises(ValueError, match="crf_optimizer"):
+        CRFConfig(crf_optimizer="sgd")
