@@ -40,6 +40,8 @@ class JobForm(forms.Form):
     random_share = forms.FloatField(min_value=0, max_value=1, required=False, label="Share drawn at random (uncertainty)",
                                     help_text="0-1: this share of the pairs is a random sample, the rest the most "
                                               "uncertain (a mixed batch); empty = 0")
+    skip_verified = forms.BooleanField(required=False, initial=True, label="Leave out pairs already verified",
+                                       help_text="candidate pairs with a verified label are not labelled again")
     second_version = forms.TypedChoiceField(coerce=int, required=False, empty_value=None, choices=[],
                                             label="Second model version (disagreement of two versions)")
     judgments_per_pair = forms.IntegerField(min_value=1, max_value=50, initial=5)
@@ -87,7 +89,8 @@ class JobForm(forms.Form):
         names = ("judgments_per_pair", "test_question_every", "min_seconds", "accuracy_threshold",
                  "min_test_questions", "reservation_minutes", "top_k", "instructions")
         settings = job_setup.JobSettings(**{name: self.cleaned_data[name] for name in names},
-                                         selection=self.cleaned_data.get("selection_options") or job_selection.Selection())
+                                         selection=self.cleaned_data.get("selection_options") or job_selection.Selection(),
+                                         skip_verified=bool(self.cleaned_data.get("skip_verified")))
         settings.pay_per_judgment = self.cleaned_data.get("pay_per_judgment") or Decimal(0)
         settings.pay_per_hour = self.cleaned_data.get("pay_per_hour") or Decimal(0)
         settings.currency = self.cleaned_data.get("currency") or "USD"

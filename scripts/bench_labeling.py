@@ -254,8 +254,8 @@ def _env(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
         DB_CONN_MAX_AGE="600",
         OMP_NUM_THREADS="1",
     )
-    if getattr(args, "server_side_binding", False):
-        env["DB_SERVER_SIDE_BINDING"] = "1"  # config/settings.py: psycopg server-side binding, prepared statements
+    # config/settings.py: psycopg server-side binding with prepared statements, on by default
+    env["DB_SERVER_SIDE_BINDING"] = "0" if getattr(args, "client_side_binding", False) else "1"
     return env
 
 
@@ -614,7 +614,12 @@ def main() -> int:
     parser.add_argument(
         "--server-side-binding",
         action="store_true",
-        help="run gunicorn with DB_SERVER_SIDE_BINDING=1 (psycopg server-side binding, prepared statements)",
+        help="DB_SERVER_SIDE_BINDING=1 (psycopg server-side binding, prepared statements): the default since stop 18",
+    )
+    parser.add_argument(
+        "--client-side-binding",
+        action="store_true",
+        help="run gunicorn with DB_SERVER_SIDE_BINDING=0 (psycopg client-side binding, the default before stop 18)",
     )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--out", default="", help="write the JSON report here too")

@@ -59,6 +59,9 @@ class JobSettings:
     pay_per_hour: Decimal = Decimal(0)
     currency: str = "USD"
     selection: selection.Selection = field(default_factory=selection.Selection)  # which candidates become items
+    # candidate pairs already verified (by this or an earlier job) are not labelled again: a second,
+    # uncertainty-chosen job after a random one spends its budget on new pairs
+    skip_verified: bool = True
     extra: dict[str, object] = field(default_factory=dict)
 
 
@@ -195,7 +198,9 @@ def create_job(
     ``seed`` (default: a fresh random one, stored on the job) draws the test-question sample and
     the items' random ranks: two jobs from the same gold get different test questions.
     ``settings.selection`` chooses which candidates become items (all by default; a random sample or
-    the promoted model's most uncertain ones, :mod:`annotation.services.selection`)."""
+    the promoted model's most uncertain ones, :mod:`annotation.services.selection`) among the
+    candidates not verified yet (``settings.skip_verified``, the default; the number left out is
+    recorded as ``selection["verified_left_out"]``)."""
     settings = settings or JobSettings()
     seed = new_seed() if seed is None else seed
     pairs = corpus.pairs.all()
@@ -214,10 +219,21 @@ def create_job(
     item_pks = list(dict.fromkeys(pk for pk in candidate_pks if pk not in test_pks))
     if not item_pks:
         raise JobError("no candidate pairs: align the pairs' paragraphs first or choose other pairs")
+    left_out = 0
+    if settings.skip_verified:
+        verified = set(VerifiedLabel.objects.filter(candidate__pair__in=pairs).values_list("candidate_id", flat=True))
+        kept = [pk for pk in item_pks if pk not in verified]
+        left_out = len(item_pks) - len(kept)
+        if not kept:
+            raise JobError(f"every one of the {left_out} candidate pairs is already verified: choose other pairs, "
+                           "or include verified pairs to label them again")
+        item_pks = kept
     try:
         chosen, chosen_how = selection.choose(item_pks, settings.selection, corpus.language)
     except selection.SelectionError as exc:
         raise JobError(str(exc)) from None
+    if left_out:
+        chosen_how = {**chosen_how, "verified_left_out": left_out}
     if not chosen:
         raise JobError(f"the {settings.selection.strategy} selection chose no candidate pair")
     with transaction.atomic():

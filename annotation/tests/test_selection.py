@@ -101,3 +101,36 @@ def test_form_and_command_check_the_random_share(client, researcher) -> None:  #
     with pytest.raises(CommandError, match="choose an uncertainty strategy"):
         call_command("create_labeling_job", "Cmd", "--corpus", corpus.name, "--select", "random", "--budget", "4",
                      "--random-share", "0.5", stdout=StringIO())
+
+
+def test_pairs_already_verified_are_left_out_unless_asked(client, researcher) -> None:  # type: ignore[no-untyped-def]
+    """A second job (e.g. uncertainty after a random sample) spends its budget on pairs nobody has verified."""
+    from annotation.models import CandidatePair, VerifiedLabel
+
+    corpus = make_corpus(n_articles=2)
+    first = _job(corpus, selection.Selection(), "first")
+    every = set(first.items.values_list("candidate_id", flat=True))
+    verified = sorted(every)[:3]
+    for pk in verified:
+        VerifiedLabel.objects.create(candidate=CandidatePair.objects.get(pk=pk), label="aligned", job=first)
+    second = _job(corpus, selection.Selection(), "second")
+    assert set(second.items.values_list("candidate_id", flat=True)) == every - set(verified)
+    assert second.selection["verified_left_out"] == 3
+    again = job_setup.create_job(name="again", corpus=corpus, created_by=None,
+                                 settings=job_setup.JobSettings(skip_verified=False))
+    assert set(again.items.values_list("candidate_id", flat=True)) == every and "verified_left_out" not in again.selection
+    sample = _job(corpus, selection.Selection("random", budget=len(every)), "sample")  # a budget over what is left
+    assert sample.items.count() == len(every) - 3 and not sample.items.filter(candidate_id__in=verified).exists()
+    client.force_login(researcher)
+    page = client.get(reverse("annotation:job_detail", args=[second.pk])).content.decode()
+    assert 'id="verified-left-out"' in page and "3 candidate pairs already verified were left out" in page
+    assert 'name="skip_verified"' in client.get(reverse("annotation:job_new")).content.decode()
+    out = StringIO()
+    call_command("create_labeling_job", "Cmd", "--corpus", corpus.name, stdout=out)
+    assert "3 already verified pairs left out" in out.getvalue()
+    call_command("create_labeling_job", "Cmd all", "--corpus", corpus.name, "--include-verified", stdout=StringIO())
+    assert LabelingJob.objects.get(name="Cmd all").items.count() == len(every)
+    for pk in every - set(verified):
+        VerifiedLabel.objects.create(candidate=CandidatePair.objects.get(pk=pk), label="notAligned", job=first)
+    with pytest.raises(job_setup.JobError, match="already verified"):
+        _job(corpus, selection.Selection(), "nothing left")

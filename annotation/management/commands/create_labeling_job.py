@@ -39,6 +39,8 @@ class Command(BaseCommand):
         parser.add_argument("--second-version", type=int, default=None, help="--select versions: the other model version id")
         parser.add_argument("--random-share", type=float, default=0.0,
                             help="with an uncertainty --select: share of the budget drawn at random (0-1)")
+        parser.add_argument("--include-verified", action="store_true",
+                            help="label candidate pairs that already have a verified label again (default: left out)")
         parser.add_argument("--seed", type=int, default=0)
         gold = parser.add_mutually_exclusive_group()
         gold.add_argument("--gold-tsv", type=Path, help="label, simple_id, complex_id, explanation")
@@ -67,7 +69,7 @@ class Command(BaseCommand):
             settings = job_setup.JobSettings(
                 judgments_per_pair=opts["judgments"], test_question_every=opts["test_every"], min_seconds=opts["min_seconds"],
                 accuracy_threshold=opts["threshold"], min_test_questions=opts["min_tests"], top_k=opts["top_k"],
-                selection=chosen,
+                selection=chosen, skip_verified=not opts["include_verified"],
             )
             job = job_setup.create_job(
                 name=opts["name"], corpus=corpus, created_by=None, strategy=opts["strategy"], pair_ids=opts["pairs"],
@@ -75,6 +77,8 @@ class Command(BaseCommand):
             )
         except (job_setup.JobError, selection.SelectionError, OSError) as exc:
             raise CommandError(str(exc)) from exc
+        left_out = job.selection.get("verified_left_out", 0) if isinstance(job.selection, dict) else 0
         self.stdout.write(
             f"job {job.pk} “{job.name}”: {job.items.count()} pairs, {job.test_questions.count()} test questions"
+            + (f" ({left_out} already verified pairs left out)" if left_out else "")
         )
