@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
 from django.db import connection, connections
@@ -12,6 +14,8 @@ from django.db import connection, connections
 from annotation.models import Assignment, JobItem, Judgment, Membership
 from annotation.services import assignment, labeling
 from annotation.tests.factories import make_job
+
+T = TypeVar("T")
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -23,6 +27,31 @@ N_BAD = 3  # answer every check question wrongly and get removed mid-race
 def postgres_only():  # type: ignore[no-untyped-def]
     if connection.vendor != "postgresql":
         pytest.skip("concurrency test needs PostgreSQL (set DATABASE_URL=postgres://...)")
+
+
+def in_parallel(n: int, call: Callable[[], T]) -> list[T]:
+    """``call()`` in ``n`` threads released at once (a barrier), each on its own connection; the
+    results, after asserting that none raised."""
+    barrier = threading.Barrier(n)
+    results: list[T] = []
+    errors: list[BaseException] = []
+
+    def request() -> None:
+        try:
+            barrier.wait()
+            results.append(call())
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=request) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors[:3]
+    return results
 
 
 def test_twenty_annotators_race(postgres_only, make_user):  # type: ignore[no-untyped-def]
@@ -130,26 +159,8 @@ def test_twenty_parallel_next_requests_leave_at_most_two_reservations(postgres_o
     job = make_job(n_articles=3, judgments_per_pair=3, every=3, min_seconds=0)
     user = make_user(f"greedy{trial}", "annotator")
     assignment.membership_for(job, user)
-    barrier = threading.Barrier(20)
-    tokens: list[str | None] = []
-    errors: list[BaseException] = []
-
-    def request() -> None:
-        try:
-            barrier.wait()
-            found = assignment.next_question(job, user)
-            tokens.append(found.token if found else None)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=request) for _ in range(20)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not errors, errors[:3]
+    found = in_parallel(20, lambda: assignment.next_question(job, user))
+    tokens = [f.token if f else None for f in found]
     pending = Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True)
     assert pending.count() <= assignment.MAX_PENDING
     assert {t for t in tokens if t} <= set(pending.values_list("token", flat=True))
@@ -166,25 +177,7 @@ def test_parallel_retries_of_an_answer_with_preload_store_it_once_and_reserve_on
     assert shown is not None
     ahead = assignment.next_question(job, user, (shown.token,))
     assert ahead is not None
-    barrier = threading.Barrier(20)
-    results: list[labeling.AnswerResult] = []
-    errors: list[BaseException] = []
-
-    def request() -> None:
-        try:
-            barrier.wait()
-            results.append(labeling.submit_answer(user, shown.token, "aligned", preload=(ahead.token,)))
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=request) for _ in range(20)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not errors, errors[:3]
+    results = in_parallel(20, lambda: labeling.submit_answer(user, shown.token, "aligned", preload=(ahead.token,)))
     assert sum(not r.duplicate for r in results) == 1 and Judgment.objects.filter(annotator=user).count() == 1
     following = {r.next.token for r in results if r.next is not None}
     assert len(following) == 1 and ahead.token not in following and len(results) == 20
