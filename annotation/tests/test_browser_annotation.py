@@ -141,6 +141,7 @@ def test_researcher_creates_a_job(browser_page, live_server, researcher) -> None
     page.select_option("select[name=corpus]", label="toy")
     page.select_option("select[name=gold_source]", "none")
     page.fill("input[name=min_seconds]", "8")
+    assert page.locator("input[name=skip_verified]").is_checked()  # pairs already verified are left out by default
     screenshot(page, "job-new.png")
     with page.expect_navigation():
         page.click("form.a-form button[type=submit]")
