@@ -33,8 +33,8 @@ class QuestionSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 class NextQuestionSerializer(serializers.Serializer):  # type: ignore[type-arg]
     exclude = serializers.ListField(
-        child=serializers.CharField(max_length=40), required=False, default=list, max_length=MAX_EXCLUDE,
-        help_text="tokens already on screen (to preload the following question)",
+        child=serializers.CharField(max_length=40, allow_blank=True), required=False, default=list, max_length=MAX_EXCLUDE,
+        help_text="tokens already on screen (to preload the following question); a blank one excludes nothing",
     )
 
 
@@ -47,7 +47,7 @@ class AnswerSerializer(serializers.Serializer):  # type: ignore[type-arg]
         "one request per question instead of an answer and a ``next``",
     )
     exclude = serializers.ListField(
-        child=serializers.CharField(max_length=40), required=False, default=list, max_length=MAX_EXCLUDE,
+        child=serializers.CharField(max_length=40, allow_blank=True), required=False, default=list, max_length=MAX_EXCLUDE,
         help_text="with ``preload``: tokens still on screen (the question preloaded before), as in ``next``",
     )
 
@@ -100,20 +100,26 @@ class PayTermsSerializer(serializers.Serializer):  # type: ignore[type-arg]
     pay_per_hour = serializers.CharField(help_text="decimal: paid per hour on task")
 
 
+def _decimal_pattern(top: Decimal, places: int) -> str:
+    """A non-negative decimal string of at most ``places`` decimals and at most ``top`` (an integer),
+    as a regular expression that means the same in Python and in JSON Schema ([0-9], not \\d), so the
+    schema states exactly what the server accepts (``annotation.models.pay`` validators)."""
+    digits = len(str(int(top))) - 1
+    return rf"^(?:{int(top)}(?:\.0{{1,{places}}})?|[0-9]{{1,{digits}}}(?:\.[0-9]{{1,{places}}})?)$"
+
+
 class PayUpdateSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    """New pay settings of a job or study (any of the three; the others keep their values)."""
+    """New pay settings of a job or study: any of the three, the others keep their values (an empty
+    body changes nothing). Decimal strings, bounded as the pay validators bound them."""
 
-    pay_per_judgment = serializers.DecimalField(max_digits=10, decimal_places=4, required=False, min_value=Decimal(0),
-                                                max_value=MAX_PAY_PER_JUDGMENT,
-                                                help_text="paid per answer (a job, test questions included) or per rating (a study)")
-    pay_per_hour = serializers.DecimalField(max_digits=10, decimal_places=2, required=False, min_value=Decimal(0),
-                                            max_value=MAX_PAY_PER_HOUR, help_text="paid per hour on task, server-measured")
-    currency = serializers.RegexField(r"^[A-Z]{3}\Z", max_length=3, required=False, help_text="ISO 4217 code, e.g. USD, EUR")
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if not attrs:
-            raise serializers.ValidationError("Give at least one of pay_per_judgment, pay_per_hour, currency.")
-        return attrs
+    pay_per_judgment = serializers.RegexField(
+        _decimal_pattern(MAX_PAY_PER_JUDGMENT, 4), max_length=10, required=False,
+        help_text=f"decimal string, 0-{MAX_PAY_PER_JUDGMENT}, up to 4 decimals: paid per answer (a job, test questions "
+                  "included) or per rating (a study)")
+    pay_per_hour = serializers.RegexField(
+        _decimal_pattern(MAX_PAY_PER_HOUR, 2), max_length=10, required=False,
+        help_text=f"decimal string, 0-{MAX_PAY_PER_HOUR}, up to 2 decimals: paid per hour on task, server-measured")
+    currency = serializers.RegexField(r"^[A-Z]{3}$", max_length=3, required=False, help_text="ISO 4217 code, e.g. USD, EUR")
 
 
 class LedgerTotalSerializer(OnTaskSerializer):

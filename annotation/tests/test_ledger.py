@@ -119,11 +119,15 @@ def test_pay_is_changed_in_the_api_and_the_ledger_recounts(make_user, researcher
     assert Decimal(data["total"]["cost"]) > Decimal(before["total"]["cost"])
     assert data["total"]["judgments"] == before["total"]["judgments"]
     for body, field in (({"currency": "pounds"}, "currency"), ({"pay_per_judgment": "-1"}, "pay_per_judgment"),
-                        ({"pay_per_hour": "99999999"}, "pay_per_hour"), ({}, "non_field_errors")):
+                        ({"pay_per_hour": "99999999"}, "pay_per_hour"), ({"pay_per_judgment": "0.12345"}, "pay_per_judgment"),
+                        ({"pay_per_hour": 1e-7}, "pay_per_hour")):
         refused = api.patch(url, body, format="json")
         assert refused.status_code == 400 and refused.json()["code"] == "invalid" and field in refused.json()["errors"], body
     job.refresh_from_db()
     assert (job.pay_per_hour, job.currency) == (Decimal("19.00"), "GBP")  # nothing refused was saved
+    unchanged = api.patch(url, {}, format="json")  # nothing to change: the ledger as it is
+    assert unchanged.status_code == 200 and unchanged.json() == data
+    assert api.patch(url, {"pay_per_judgment": "10000", "pay_per_hour": "1000000.00"}, format="json").status_code == 200
     annotator = APIClient()
     annotator.force_login(make_user("nosy", "annotator"))
     assert annotator.patch(url, {"pay_per_hour": "0"}, format="json").status_code == 403

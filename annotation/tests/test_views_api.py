@@ -99,6 +99,17 @@ def test_api_answer_flow_too_fast_idempotent_private(make_user):
     assert api.get(reverse("labelingjob-list")).json()["results"][0]["id"] == job.pk
 
 
+def test_a_blank_token_in_exclude_excludes_nothing(make_user):
+    """The schema allows any string in ``exclude`` (schemathesis sent " "): a blank one is accepted."""
+    job = make_job(every=0, min_seconds=0)
+    api = api_for(make_user("blank", "annotator"))
+    q = api.post(reverse("labelingjob-next", args=[job.pk]), {"exclude": [" ", ""]}, format="json")
+    assert q.status_code == 200
+    r = api.post(reverse("annotation-answer"),
+                 {"token": q.json()["token"], "label": "aligned", "preload": True, "exclude": [" "]}, format="json")
+    assert r.status_code == 200 and r.json()["next"]["token"] != q.json()["token"]
+
+
 def test_csrf_is_enforced_for_session_auth(make_user):
     job = make_job(every=0)
     api = api_for(make_user("anna2", "annotator"), csrf=True)

@@ -252,8 +252,9 @@ def test_pay_is_changed_in_the_api_and_the_ledger_recounts(make_user, researcher
     assert (study.pay_per_judgment, study.pay_per_hour, study.currency) == (Decimal("0.06"), Decimal(12), "USD")
     assert data == api.get(url).json() and data["currency"] == "USD"
     assert Decimal(data["total"]["cost"]) > Decimal(before["total"]["cost"])
-    for body in ({"currency": "usd"}, {"pay_per_hour": "-1"}, {}):
+    for body in ({"currency": "usd"}, {"pay_per_hour": "-1"}, {"pay_per_judgment": "1e3"}):
         assert api.patch(url, body, format="json").status_code == 400, body
+    assert api.patch(url, {}, format="json").json() == data  # nothing to change
     study.refresh_from_db()
     assert (study.pay_per_judgment, study.currency) == (Decimal("0.06"), "USD")
     rater = APIClient()
