@@ -22,7 +22,15 @@ GOLD_CHOICES = [
 ]
 
 
-class JobForm(forms.Form):
+class PayForm(forms.Form):
+    """A job's pay settings: part of the job form, and on its own on the job page (the cost ledger recounts with them)."""
+
+    pay_per_judgment = pay_form_field("pay_per_judgment", "paid per answer (test questions included)")
+    pay_per_hour = pay_form_field("pay_per_hour", "paid per hour on task, as the server measures it")
+    currency = pay_form_field("currency")
+
+
+class JobForm(PayForm):
     name = forms.CharField(max_length=200)
     corpus = ModelChoiceField(queryset=Corpus.objects.order_by("name"), empty_label=None)
     strategy = forms.ChoiceField(choices=LabelingJob.Strategy.choices, initial=LabelingJob.Strategy.PARAGRAPH)
@@ -57,9 +65,6 @@ class JobForm(forms.Form):
     gold_file = forms.FileField(required=False, label="Gold TSV")
     max_tests = forms.IntegerField(min_value=0, max_value=5000, initial=50, label="At most this many test questions")
     instructions = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), label="Extra instructions")
-    pay_per_judgment = pay_form_field("pay_per_judgment", "paid per answer (test questions included)")
-    pay_per_hour = pay_form_field("pay_per_hour", "paid per hour on task, as the server measures it")
-    currency = pay_form_field("currency")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -99,11 +104,3 @@ class JobForm(forms.Form):
     def pair_id_list(self) -> list[str]:
         raw = self.cleaned_data.get("pair_ids") or ""
         return [p.strip() for p in raw.replace(",", "\n").splitlines() if p.strip()]
-
-
-class PayForm(forms.Form):
-    """A job's pay settings, changed on its page (the cost ledger recounts with them)."""
-
-    pay_per_judgment = pay_form_field("pay_per_judgment", "paid per answer (test questions included)")
-    pay_per_hour = pay_form_field("pay_per_hour", "paid per hour on task, as the server measures it")
-    currency = pay_form_field("currency")
