@@ -43,6 +43,15 @@ def _sentences(document: Document, texts: Sequence[str]) -> list[Sentence]:
     return Sentence.objects.bulk_create(rows, batch_size=BATCH)
 
 
+def _document_pair(corpus: Corpus, slug: str, title: str) -> tuple[DocumentPair, Document, Document]:
+    """A one-article complex/simple document pair named ``slug`` (article slug, content hash and pair id)."""
+    article = Article.objects.create(corpus=corpus, slug=slug, title=title, content_hash=slug)
+    complex_doc = Document.objects.create(article=article, level=0, level_label="complex")
+    simple_doc = Document.objects.create(article=article, level=1, level_label="simple")
+    pair = DocumentPair.objects.create(article=article, complex=complex_doc, simple=simple_doc, pair_id=slug, corpus=corpus)
+    return pair, complex_doc, simple_doc
+
+
 WRONG = {"aligned": "notAligned", "partialAligned": "notAligned", "notAligned": "aligned"}
 
 
@@ -51,10 +60,7 @@ def _test_questions(job: LabelingJob, corpus: Corpus, tag: str, n: int, rng: np.
     simulated test answer is a ``TestAnswer`` row as in a real job."""
     if n < 1:
         return []
-    article = Article.objects.create(corpus=corpus, slug=f"sim{tag}-tests", title=f"{job.name} (test questions)", content_hash=f"{tag}t")
-    complex_doc = Document.objects.create(article=article, level=0, level_label="complex")
-    simple_doc = Document.objects.create(article=article, level=1, level_label="simple")
-    doc_pair = DocumentPair.objects.create(article=article, complex=complex_doc, simple=simple_doc, pair_id=f"sim{tag}-tests", corpus=corpus)
+    doc_pair, complex_doc, simple_doc = _document_pair(corpus, f"sim{tag}-tests", f"{job.name} (test questions)")
     complex_s = _sentences(complex_doc, [f"Complex test sentence {i} of the simulated article." for i in range(n)])
     simple_s = _sentences(simple_doc, [f"Simple test sentence {i}." for i in range(n)])
     candidates = CandidatePair.objects.bulk_create(
@@ -93,10 +99,7 @@ def create_simulated_job(
     rng = np.random.default_rng(seed)
     tag = uuid.uuid4().hex[:6]
     corpus, _ = Corpus.objects.get_or_create(name="simulated jobs", defaults={"language": "en"})
-    article = Article.objects.create(corpus=corpus, slug=f"sim{tag}", title=name, content_hash=tag)
-    complex_doc = Document.objects.create(article=article, level=0, level_label="complex")
-    simple_doc = Document.objects.create(article=article, level=1, level_label="simple")
-    doc_pair = DocumentPair.objects.create(article=article, complex=complex_doc, simple=simple_doc, pair_id=f"sim{tag}", corpus=corpus)
+    doc_pair, complex_doc, simple_doc = _document_pair(corpus, f"sim{tag}", name)
     if texts is not None:
         complex_s = _sentences(complex_doc, [c for c, _ in texts])
         simple_s = _sentences(simple_doc, [s for _, s in texts])
