@@ -255,20 +255,20 @@ def fit_decoder(
     # paragraph step: out-of-fold paragraph probabilities (the cell classifier must see them as at inference)
     para_x = [doc_paragraph_features(doc, dec) for doc, dec in zip(docs, decs_all, strict=True)]
     para_y = [_paragraph_gold(doc, pos.get(doc.pair.pair_id, set())) for doc in docs]
-    para_known = []
-    for i, (doc, y) in enumerate(zip(docs, para_y, strict=True)):
-        kn_i = None if known is None else known[i]
-        para_known.append(np.ones(y.shape, dtype=bool) if kn_i is None else known_paragraphs(doc.pair, kn_i))
-    flat_x = [x.reshape(x.shape[0] * x.shape[1], x.shape[2])[m.reshape(-1)] for x, m in zip(para_x, para_known, strict=True)]
-    flat_y = [y.reshape(-1)[m.reshape(-1)] for y, m in zip(para_y, para_known, strict=True)]
+    known_of = [None if known is None else known[i] for i in range(len(docs))]
+    para_known = [np.ones(y.shape, dtype=bool) if kn is None else known_paragraphs(doc.pair, kn)
+                  for doc, y, kn in zip(docs, para_y, known_of, strict=True)]
+    flat_x = [x.reshape(x.shape[0] * x.shape[1], x.shape[2]) for x in para_x]
+    # the classifier's examples: paragraph pairs whose label is known
+    fit_px = [x[m.reshape(-1)] for x, m in zip(flat_x, para_known, strict=True)]
+    fit_py = [y.reshape(-1)[m.reshape(-1)] for y, m in zip(para_y, para_known, strict=True)]
     para_oof = [np.zeros(y.shape) for y in para_y]
     for f in range(k):
-        model_f = fit_classifier([flat_x[i] for i in range(len(docs)) if fold[i] != f],
-                                 [flat_y[i] for i in range(len(docs)) if fold[i] != f], seed)
+        model_f = fit_classifier([fit_px[i] for i in range(len(docs)) if fold[i] != f],
+                                 [fit_py[i] for i in range(len(docs)) if fold[i] != f], seed)
         for i in (i for i in range(len(docs)) if fold[i] == f):
-            x = para_x[i]
-            para_oof[i] = predict_proba(model_f, x.reshape(x.shape[0] * x.shape[1], x.shape[2])).reshape(para_y[i].shape)
-    paragraph_model = fit_classifier(flat_x, flat_y, seed)
+            para_oof[i] = predict_proba(model_f, flat_x[i]).reshape(para_y[i].shape)
+    paragraph_model = fit_classifier(fit_px, fit_py, seed)
     gold_links = {(doc.pair.pair_id, c, s_) for doc, y in zip(docs, para_y, strict=True) for s_, c in zip(*np.nonzero(y), strict=True)}
     best_para = (-1.0, 0.5)
     para_report = {}
@@ -544,9 +544,8 @@ def encoder_examples(pairs: Sequence[DocPair], gold: Sequence[Alignment], cfg: C
         for i, j, a in gold_cells(pair, rows):
             goldm[i, j] = True
             out.append((simple[i], complex_[j], 2 if three and a.label == "partialAligned" else 1))
-        skip = goldm.copy()  # never a negative: the positives and the cells nobody labelled
-        for i, j, _ in gold_cells(pair, [Alignment("aligned", s, c) for s, c in (unlabelled or {}).get(pair.pair_id, ())]):
-            skip[i, j] = True
+        # never a negative: the positives and the cells nobody labelled (1 and 0 of the known matrix)
+        skip = known_matrix(pair, rows, (unlabelled or {}).get(pair.pair_id, ())) >= 0
         for i, j in zip(*np.nonzero(goldm), strict=True):
             row = np.where(skip[i], -np.inf, sim[i])
             col = np.where(skip[:, j], -np.inf, sim[:, j])

@@ -172,18 +172,34 @@ def test_encoder_fine_tuning_never_draws_an_unlabelled_cell_as_a_negative() -> N
         assert sum(y == 1 for *_, y in partial) == 1
 
 
-def test_the_learned_decoder_trains_on_partial_labels(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """The default decoder's path with partial labels (paragraph and cell classifiers, threshold searches
-    that leave unknown cells out) runs through and records its cross-validation."""
+def test_the_learned_decoder_trains_on_partial_labels(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The default decoder's path with partial labels: its paragraph classifier learns only from
+    paragraph pairs whose label is known (here one per partial document is unknown: an unlabelled
+    cell and no positive), and the run records its cross-validation."""
+    from alignment_engine import training
+
     docs = [DocPair(f"d{k}", [[f"Story {k} begins with a long sentence.", "A second complex sentence follows."],
                               [f"Paragraph two of {k} says more things.", "It ends with detail."]],
                     [[f"Story {k} begins.", "A second sentence."], [f"Paragraph two of {k} says more.", "It ends."]])
             for k in range(4)]
     gold = [Alignment("aligned", d.simple_ids()[i], d.complex_ids()[i]) for d in docs for i in range(4) if i != 3]
     cfg = CRFConfig(emission="lexical", decoder="learned", cv_folds=2, crf_epochs=2, hidden=8, transition_hidden=4)
-    unlabelled = {d.pair_id: {(d.simple_ids()[3], d.complex_ids()[3]), (d.simple_ids()[2], d.complex_ids()[3])}
+    # (s3, c3) lies in the linked paragraph pair (1, 1); (s0, c3) in (0, 1), which holds no positive: unknown
+    unlabelled = {d.pair_id: {(d.simple_ids()[3], d.complex_ids()[3]), (d.simple_ids()[0], d.complex_ids()[3])}
                   for d in docs[:2]}
+    rows: list[int] = []
+    real_fit = training.fit_classifier
+
+    def counting_fit(xs, ys, seed):  # type: ignore[no-untyped-def]
+        rows.append(sum(len(y) for y in ys))
+        return real_fit(xs, ys, seed)
+
+    monkeypatch.setattr(training, "fit_classifier", counting_fit)
+    train_model(docs, gold, out_dir=tmp_path / "full", seed=0, device="cpu", config=cfg)
+    full_paragraph_rows = rows[2]  # 2 folds, then the paragraph classifier on every train document
+    rows.clear()
     out = train_model(docs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", config=cfg, unlabelled=unlabelled)
+    assert full_paragraph_rows == 4 * 4 and rows[2] == full_paragraph_rows - 2
     meta = json.loads((out / "model.json").read_text())
     assert meta["data"]["train_partial_pairs"] == 2
     assert meta["cross_validation"]["folds"] == 2 and meta["cross_validation"]["paragraph"]
