@@ -11,7 +11,7 @@ from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 
 from alignment_engine.ids import sentence_id
-from curation.curate.splits import SharedText, count_shared_across_splits, shared_across_splits
+from curation.curate.splits import SharedText, assign_splits, count_shared_across_splits, shared_across_splits
 from curation.models import Article, Corpus, Document, DocumentPair, Sentence
 
 
@@ -65,6 +65,12 @@ def pair_as_plain(pair: DocumentPair) -> dict[str, object]:
         "complex": [[s.text for s in para] for para in document_paragraphs(pair.complex)],
         "simple": [[s.text for s in para] for para in document_paragraphs(pair.simple)],
     }
+
+
+def article_splits(corpus_id: int, ratios: Mapping[str, float], seed: int) -> dict[str, str]:
+    """Slug -> split for every article of the corpus: the one split of a corpus that its exports,
+    ``check_splits`` and retraining share (``assign_splits`` over all its article slugs)."""
+    return assign_splits(Article.objects.filter(corpus_id=corpus_id).values_list("slug", flat=True), ratios, seed)
 
 
 def article_sentence_texts(corpus: Corpus) -> Iterator[tuple[str, str]]:

@@ -166,3 +166,20 @@ def test_count_shared_across_splits_second_pass_by_value_equals_the_full_list(mo
     monkeypatch.setattr(splits, "ODD_ROWS_KEPT", 3)
     assert count_shared_across_splits(lambda: iter(texts), split_of, limit=5, texts_equal_to=equal_to) == (len(full), full[:5])
     assert len(asked) == 1  # too many texts out of normal form: a second full pass instead
+
+
+@pytest.mark.django_db
+def test_the_card_count_of_a_real_leak_equals_the_full_list(write_file):
+    """The export card's count (batched reads, second pass by value in the database) against
+    ``split_leaks`` on a corpus that does leak, one sentence per query to exercise the batches."""
+    from curation.models import Corpus
+    from curation.queries import article_sentence_texts, article_sentence_texts_batched, article_splits, count_split_leaks
+
+    text = lines({"pair_id": "p1", "article": "A", "complex": ADV, "simple": INT}, {"pair_id": "p2", "article": "B", "complex": INT, "simple": ELE})
+    run_import(write_file("leak.jsonl", text), options("jsonl", corpus="L2"))
+    corpus = Corpus.objects.get(name="L2")
+    assert sorted(article_sentence_texts_batched(corpus, sentences_per_query=1)) == sorted(article_sentence_texts(corpus))
+    leaky = next(split_of for seed in range(10)
+                 if split_leaks(corpus, split_of := article_splits(corpus.pk, parse_ratios("1/1"), seed)))
+    full = split_leaks(corpus, leaky)
+    assert count_split_leaks(corpus, leaky, limit=1) == (len(full), full[:1]) and len(full) == 2

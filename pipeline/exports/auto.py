@@ -15,8 +15,8 @@ from alignment_engine.text import words
 from curation.curate.filters import FilterStream, build_filters
 from curation.curate.phenomena import classify_rows
 from curation.curate.rows import Row
-from curation.curate.splits import assign_splits
 from curation.models import AlignmentLabel, Article, DocumentPair, SyntheticPair
+from curation.queries import article_splits
 from pipeline.exports.card import Stats, build_card
 from pipeline.exports.parameters import ALIGNED_LABELS, ExportError, Params
 from pipeline.exports.writers import ROW_COLUMNS, SplitWriters
@@ -84,8 +84,10 @@ def export_auto(dataset: ExportedDataset, params: Params, folder: Path, tracker:
     language = dataset.corpus.language
     filters = build_filters(params.filters, language=language)
     stream: FilterStream[dict[int, tuple[int, int]]] = FilterStream(filters, language)
-    slugs = list(Article.objects.filter(corpus=dataset.corpus).values_list("slug", flat=True))
-    split_of = assign_splits(slugs, params.splits, params.seed) if params.splits else dict.fromkeys(slugs, "all")
+    if params.splits:
+        split_of = article_splits(dataset.corpus_id, params.splits, params.seed)
+    else:
+        split_of = dict.fromkeys(Article.objects.filter(corpus=dataset.corpus).values_list("slug", flat=True), "all")
     stats = Stats()
     writers = SplitWriters(folder, params.format, ROW_COLUMNS, params.batch_size)
     linked_complex = 0

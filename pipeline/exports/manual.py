@@ -20,8 +20,8 @@ from annotation.services.ledger import job_ledger
 from curation.curate.derive import LevelLink, derive_links
 from curation.curate.phenomena import classify_rows
 from curation.curate.rows import Row
-from curation.curate.splits import assign_splits
 from curation.models import AlignmentLabel, Article, Document, DocumentPair, ReferenceAlignment, Sentence
+from curation.queries import article_splits
 from pipeline.exports.card import Stats, build_card
 from pipeline.exports.parameters import ALIGNED_LABELS, CHUNK, Params
 from pipeline.exports.writers import EXTENSIONS, MANUAL_COLUMNS, RowWriter, SplitWriters, columns, open_writer
@@ -46,7 +46,7 @@ def export_manual(dataset: ExportedDataset, params: Params, folder: Path, tracke
     corpus = dataset.corpus
     labels = params.labels or [c.value for c in AlignmentLabel]
     articles = list(Article.objects.filter(corpus=corpus).order_by("slug").values_list("pk", "slug"))
-    split_of = assign_splits([s for _, s in articles], params.splits, params.seed) if params.splits else {s: "all" for _, s in articles}
+    split_of = article_splits(corpus.pk, params.splits, params.seed) if params.splits else {s: "all" for _, s in articles}
     stats = Stats()
     writers = SplitWriters(folder, params.format, MANUAL_COLUMNS, params.batch_size)
     extra: list[RowWriter] = []

@@ -22,9 +22,9 @@ from typing import Any
 
 from alignment_engine.types import Alignment, DocPair
 from annotation.models import CandidatePair, VerifiedLabel
-from curation.curate.splits import assign_splits
-from curation.models import Article, Corpus, DocumentPair, ReferenceAlignment
+from curation.models import Corpus, DocumentPair, ReferenceAlignment
 from curation.plain import PlainPair, load_plain_pairs
+from curation.queries import article_splits
 
 SPLITS = ("train", "dev", "test")
 DEFAULT_RATIOS = (0.7, 0.1, 0.2)  # Newsela-Manual: 35/5/10 article groups
@@ -108,13 +108,8 @@ def export_splits(corpus_ids: Iterable[int], ratios: Sequence[float] = DEFAULT_R
     here, so an article an export puts in dev or test is never in a model's train split (a split
     drawn over the labelled articles alone would put other articles there)."""
     weights = split_ratios(ratios)
-    out: dict[str, str] = {}
-    by_corpus: dict[int, list[str]] = defaultdict(list)
-    for corpus_id, slug in Article.objects.filter(corpus_id__in=list(corpus_ids)).values_list("corpus_id", "slug"):
-        by_corpus[corpus_id].append(slug)
-    for corpus_id, slugs in by_corpus.items():
-        out.update({f"{corpus_id}:{slug}": split for slug, split in assign_splits(slugs, weights, seed).items()})
-    return out
+    return {f"{corpus_id}:{slug}": split for corpus_id in corpus_ids
+            for slug, split in article_splits(corpus_id, weights, seed).items()}
 
 
 def collect_labelled_data(
@@ -134,7 +129,7 @@ def collect_labelled_data(
             "pk", "article__corpus_id", "article__slug"
         )
     }
-    split_of = export_splits({int(key.split(":", 1)[0]) for key in article_key.values()}, ratios, seed)
+    split_of = export_splits(corpus_ids, ratios, seed)
     data = LabelledData()
     plains: list[PlainPair] = load_plain_pairs(sorted(by_pair, key=lambda pk: (article_key[pk], pk)))
     for plain in plains:

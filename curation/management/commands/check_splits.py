@@ -11,9 +11,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from curation.curate.splits import assign_splits, parse_ratios
+from curation.curate.splits import parse_ratios
 from curation.management.commands._corpus import get_corpus
-from curation.queries import split_leaks
+from curation.queries import article_splits, split_leaks
 
 
 class Command(BaseCommand):
@@ -32,10 +32,9 @@ class Command(BaseCommand):
             ratios = parse_ratios(options["splits"])
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        slugs = list(corpus.articles.values_list("slug", flat=True))
-        split_of = assign_splits(slugs, ratios, options["seed"])
+        split_of = article_splits(corpus.pk, ratios, options["seed"])
         per_split = Counter(split_of.values())
-        self.stdout.write(f"{corpus.name}: {len(slugs)} articles; " + ", ".join(f"{s} {per_split.get(s, 0)}" for s in ratios))
+        self.stdout.write(f"{corpus.name}: {len(split_of)} articles; " + ", ".join(f"{s} {per_split.get(s, 0)}" for s in ratios))
         leaks = split_leaks(corpus, split_of, options["min_tokens"])
         for leak in leaks[: options["show"]]:
             where = "; ".join(f"{split}: {', '.join(keys[:3])}" for split, keys in leak.articles.items())
