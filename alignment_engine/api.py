@@ -106,7 +106,7 @@ def load_aligner(method: str = DEFAULT_METHOD, model_dir: str | Path | None = No
             meta = read_model_meta(model_dir)
             try:
                 config = SequenceConfig(**meta.get("config", {}))
-            except TypeError as e:
+            except (TypeError, ValueError) as e:
                 raise ModelError(f"{model_dir}: bad sequence config in {MODEL_META}: {e}") from None
         return SequenceAligner(config)
     meta = read_model_meta(model_dir) if model_dir is not None else {}

@@ -34,6 +34,9 @@ from alignment_engine.types import Alignment, DocPair, ProgressCallback
 NEG = -1e18
 
 
+LENGTH_UNITS = ("words", "chars")
+
+
 @dataclass(frozen=True)
 class SequenceConfig:
     weights: dict[str, float] = field(default_factory=lambda: {"c3g": 0.5, "tfidf": 0.3, "jaccard": 0.2})
@@ -57,6 +60,10 @@ class SequenceConfig:
     # a sentence left unaligned joins the group beside it when its best match is that group's other side
     # (the missed part of a split or merge); it must score at least this much (<= 0: off)
     orphan_min_score: float = 0.25
+
+    def __post_init__(self) -> None:
+        if self.partial_len_unit not in LENGTH_UNITS:
+            raise ValueError(f"unknown partial_len_unit {self.partial_len_unit!r} ({' or '.join(LENGTH_UNITS)})")
 
     def to_dict(self) -> dict:
         return asdict(self)

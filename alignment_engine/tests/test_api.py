@@ -40,6 +40,9 @@ def test_load_aligner_errors(tmp_path):
         api.load_aligner("crf")
     with pytest.raises(ModelError, match="not a model directory"):
         api.load_aligner("lr", tmp_path)
+    (tmp_path / "model.json").write_text('{"config": {"partial_len_unit": "bytes"}}')
+    with pytest.raises(ModelError, match="bad sequence config.*partial_len_unit"):
+        api.load_aligner("sequence", tmp_path)  # refused at load, not at the first document
 
 
 def test_align_paragraphs_contract():
