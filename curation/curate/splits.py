@@ -101,7 +101,7 @@ def _split_texts(
         split = split_of.get(key)
         if split is None:
             continue
-        norm = " ".join(text.split())
+        norm = normalise_space(text)
         if min_tokens > 1 and count_tokens(norm) < min_tokens:
             continue
         yield key, split, norm
