@@ -173,7 +173,12 @@ def test_the_card_count_of_a_real_leak_equals_the_full_list(write_file):
     """The export card's count (batched reads, second pass by value in the database) against
     ``split_leaks`` on a corpus that does leak, one sentence per query to exercise the batches."""
     from curation.models import Corpus
-    from curation.queries import article_sentence_texts, article_sentence_texts_batched, article_splits, count_split_leaks
+    from curation.queries import (
+        article_sentence_texts,
+        article_sentence_texts_batched,
+        article_splits,
+        count_split_leaks,
+    )
 
     text = lines({"pair_id": "p1", "article": "A", "complex": ADV, "simple": INT}, {"pair_id": "p2", "article": "B", "complex": INT, "simple": ELE})
     run_import(write_file("leak.jsonl", text), options("jsonl", corpus="L2"))
