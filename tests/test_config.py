@@ -91,3 +91,42 @@ def test_the_wsgi_entry_point_freezes_its_start_up_objects() -> None:
         assert callable(config.wsgi.application)
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL (CI sets it)")
+def test_redis_cache_reuses_one_client_and_sessions_read_from_it() -> None:
+    """Production's cache keeps one redis client per pool (Django builds one per call) and still
+    behaves as Django's; sessions go through it and are written through to the database."""
+    from django.conf import settings
+    from django.core.cache import caches
+
+    from config.redis_cache import RedisCache
+
+    cache = caches["default"]
+
+    assert isinstance(cache, RedisCache)
+    assert settings.SESSION_ENGINE == "django.contrib.sessions.backends.cached_db"
+    client = cache._cache.get_client("k")
+    assert cache._cache.get_client("other", write=True) is client
+    cache.set("config-test-key", {"a": 1}, 30)
+    assert cache.get("config-test-key") == {"a": 1}
+    assert cache.add("config-test-key-n", 1, 30)
+    assert cache.incr("config-test-key-n", 2) == 3
+    cache.delete_many(["config-test-key", "config-test-key-n"])
+    assert cache.get("config-test-key") is None
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL (CI sets it)")
+def test_cached_sessions_survive_a_cache_flush() -> None:
+    from django.contrib.sessions.backends.cached_db import SessionStore
+    from django.contrib.sessions.models import Session
+    from django.core.cache import cache
+
+    store = SessionStore()
+    store["who"] = "annotator"
+    store.create()
+    assert Session.objects.filter(session_key=store.session_key).exists()  # written through
+    cache.delete(store.cache_key)  # Redis lost it (flush, eviction, restart)
+    assert SessionStore(store.session_key).load()["who"] == "annotator"  # read back from the database
+    assert cache.get(store.cache_key) is not None  # and cached again
