@@ -78,6 +78,11 @@ def main() -> int:
     parser.add_argument("--profile-out", default="", help="write the cProfile listing here too")
     parser.add_argument("--out", default="", help="write the JSON rows here too")
     parser.add_argument("--pstats-out", default="", help="dump the cProfile statistics here (pstats binary)")
+    parser.add_argument("--show-sql", action="store_true", help="print the SQL of one answer + preload request")
+    parser.add_argument(
+        "--profile", choices=("answer", "page"), default="answer",
+        help="what cProfile covers: one more round of answers + preload, or the first labeling page (its figures then include the profiler)",
+    )
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="profile-labeling-"))
@@ -112,9 +117,12 @@ def main() -> int:
         clients.append(c)
 
     statements = [0]
+    logged: list[str] | None = None
 
     def counter(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
         statements[0] += 1
+        if logged is not None:
+            logged.append(sql)
         return execute(sql, params, many, context)
 
     def backend() -> int:
@@ -177,11 +185,22 @@ def main() -> int:
         shown[i], ahead[i] = ahead[i], nxt["token"]
 
     everyone = range(len(clients))
-    phase("client: labeling page (once per session)", [lambda i=i: open_page(i) for i in everyone])
+    phase(  # --profile page: this first opening is the one profiled (it serves; a reload only resumes)
+        "client: labeling page (once per session)", [lambda i=i: open_page(i) for i in everyone],
+        profile=args.top > 0 and args.profile == "page",
+    )
     phase("client: next (first preload, once per session)", [lambda i=i: first_preload(i) for i in everyone])
     answers = [lambda i=i: answer_preload(i) for _ in range(args.questions) for i in everyone]
     phase("client: answer + preload (per question)", answers)
-    if args.top > 0:  # one more round under cProfile (its CPU figures include the profiler's overhead)
+    if args.show_sql:
+        logged = []
+        with connection.execute_wrapper(counter):
+            answer_preload(0)
+        print(f"SQL of one answer + preload ({len(logged)} statements):")
+        for n, sql in enumerate(logged, 1):
+            print(f"{n:3}. {sql[:300]}")
+        logged = None
+    if args.top > 0 and args.profile == "answer":  # one more round under cProfile (with the profiler's overhead)
         phase(
             "client: answer + preload under cProfile", [lambda i=i: answer_preload(i) for i in everyone], profile=True
         )

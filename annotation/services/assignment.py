@@ -31,7 +31,7 @@ from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, Membership, TestQuestion
-from annotation.services.cached_sql import CachedQuery
+from annotation.services.cached_sql import CachedQuery, CachedUpdate
 from annotation.services.removal import release_assignments
 
 MAX_PENDING = 2  # the question on screen and the preloaded next one
@@ -149,6 +149,11 @@ _FREE_ITEM = {
 }
 
 
+_TAKE_ITEM = CachedUpdate(  # take_reservation(JobItem, pk), compiled once
+    lambda pk: (JobItem.objects.filter(pk=pk), {"reserved_count": F("reserved_count") + 1}), pk=int
+)
+
+
 def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime, start: float, light: bool) -> Served | None:
     """A free item at or after the random rank ``start`` (wrapping around to the lowest ranks).
     ``light``: the item's two texts only, no model instances (the answer's preload)."""
@@ -163,7 +168,7 @@ def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime, 
         if found is None:
             return None
         pk, complex_text, simple_text = found
-        take_reservation(JobItem, pk)
+        _TAKE_ITEM.run(pk=pk)
         created = Assignment.objects.create(job=job, annotator=user, item_id=pk, token=token, served_at=now, expires_at=expires)
         return created, complex_text, simple_text
     seen = Assignment.objects.filter(annotator=user, item=OuterRef("pk"))

@@ -13,6 +13,11 @@ datetimes (each one a parameter of the SQL, as the ORM emits lookups); compiling
 sentinel does not come out as a parameter value (the ORM folds some lookups, e.g. an integer past
 its column's range; the sentinels avoid that, the check catches the rest). ``instances`` turns rows of
 ``concrete_attnames(Model)`` columns back into model instances (``Model.from_db``, what the ORM does).
+
+``CachedUpdate`` does the same for the hot path's UPDATEs (``queryset.update(**values)`` and
+``instance.save(update_fields=...)``, about 0.5 ms of Python each to build): single-table updates
+only (no join in the filter, no related model's fields), values plain parameters or expressions of
+constants and the row's own columns (``F("n") + 1``). No model signals are sent (as ``update()``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any, TypeVar
 from django.db import DEFAULT_DB_ALIAS, connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import QuerySet
+from django.db.models.sql import UpdateQuery
 
 M = TypeVar("M", bound=models.Model)
 KINDS = (int, str, float, datetime)
@@ -70,10 +76,11 @@ class CachedQuery:
         self._compiled: dict[tuple[str, str], _Compiled] = {}
         self._lock = threading.Lock()
 
-    def _compile(self, conn: BaseDatabaseWrapper) -> _Compiled:
-        sentinels = {name: _sentinel(kind, n) for n, (name, kind) in enumerate(self.kinds.items())}
-        compiler = self.build(**sentinels).query.get_compiler(connection=conn)
-        sql, params = compiler.as_sql()
+    def _sentinels(self) -> dict[str, Any]:
+        return {name: _sentinel(kind, n) for n, (name, kind) in enumerate(self.kinds.items())}
+
+    def _slots(self, conn: BaseDatabaseWrapper, sentinels: dict[str, Any], params: Sequence[Any]) -> tuple[tuple[str | None, Any], ...]:
+        """Where each parameter of the compiled SQL comes from: a named parameter or a constant."""
         adapted = {
             name: conn.ops.adapt_datetimefield_value(value) if isinstance(value, datetime) else value
             for name, value in sentinels.items()
@@ -89,12 +96,20 @@ class CachedQuery:
             slots.append((names[0], type(value)) if names else (None, value))
         used = {name for name, _ in slots if name is not None}
         if used != set(self.kinds):
-            raise ValueError(f"CachedQuery: parameters {sorted(set(self.kinds) - used)} are not plain SQL parameters")
+            raise ValueError(
+                f"{type(self).__name__}: parameters {sorted(set(self.kinds) - used)} are not plain SQL parameters"
+            )
+        return tuple(slots)
+
+    def _compile(self, conn: BaseDatabaseWrapper) -> _Compiled:
+        sentinels = self._sentinels()
+        compiler = self.build(**sentinels).query.get_compiler(connection=conn)
+        sql, params = compiler.as_sql()
         columns = [col for col, _, _ in compiler.select[: compiler.col_count]]
         converters = tuple((i, tuple(funcs), expr) for i, (funcs, expr) in compiler.get_converters(columns).items())
-        return _Compiled(sql, tuple(slots), converters)
+        return _Compiled(sql, self._slots(conn, sentinels, params), converters)
 
-    def rows(self, using: str = DEFAULT_DB_ALIAS, **values: Any) -> list[tuple[Any, ...]]:
+    def _prepared(self, using: str, values: dict[str, Any]) -> tuple[BaseDatabaseWrapper, _Compiled, list[Any]]:
         conn = connections[using]
         key = (using, conn.vendor)
         compiled = self._compiled.get(key)
@@ -110,6 +125,10 @@ class CachedQuery:
             if isinstance(value, datetime):
                 value = conn.ops.adapt_datetimefield_value(value)
             params.append(held(value) if held is not type(value) else value)  # e.g. psycopg's Int4 wrapper
+        return conn, compiled, params
+
+    def rows(self, using: str = DEFAULT_DB_ALIAS, **values: Any) -> list[tuple[Any, ...]]:
+        conn, compiled, params = self._prepared(using, values)
         with conn.cursor() as cursor:
             cursor.execute(compiled.sql, params)
             rows = cursor.fetchall()
@@ -123,3 +142,28 @@ class CachedQuery:
                     converted[i] = func(converted[i], expr, conn)
             out.append(tuple(converted))
         return out
+
+
+class CachedUpdate(CachedQuery):
+    """``build(**parameters)`` -> ``(queryset, values)``, what ``queryset.update(**values)`` would
+    run; ``run(**parameters)`` runs it and returns the number of rows changed, as ``update`` does."""
+
+    def __init__(self, build: Callable[..., tuple[QuerySet[Any], dict[str, Any]]], **kinds: type) -> None:
+        super().__init__(build, **kinds)  # type: ignore[arg-type]
+
+    def _compile(self, conn: BaseDatabaseWrapper) -> _Compiled:
+        sentinels = self._sentinels()
+        queryset, values = self.build(**sentinels)  # type: ignore[misc]
+        query = queryset.query.chain(UpdateQuery)
+        query.add_update_values(values)
+        if query.related_updates or query.count_active_tables() != 1:
+            # QuerySet.update would first SELECT the primary keys (its compiler's pre_sql_setup)
+            raise ValueError("CachedUpdate: only single-table updates of the queryset's own model")
+        sql, params = query.get_compiler(connection=conn).as_sql()
+        return _Compiled(sql, self._slots(conn, sentinels, params), ())
+
+    def run(self, using: str = DEFAULT_DB_ALIAS, **values: Any) -> int:
+        conn, compiled, params = self._prepared(using, values)
+        with conn.cursor() as cursor:
+            cursor.execute(compiled.sql, params)
+            return int(cursor.rowcount)

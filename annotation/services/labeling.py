@@ -17,7 +17,7 @@ from django.utils import timezone
 from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Membership, TestAnswer, TestQuestion
 from annotation.services import assignment as serving
 from annotation.services import removal
-from annotation.services.cached_sql import CachedQuery, concrete_attnames, instance
+from annotation.services.cached_sql import CachedQuery, CachedUpdate, concrete_attnames, instance
 from annotation.services.presenting import QuestionView
 from curation.models import AlignmentLabel
 
@@ -155,6 +155,33 @@ _ASSIGNMENT_OF_TOKEN = CachedQuery(  # locks the assignment only (OF self), with
 )
 
 
+# the answer's writes, compiled once: the item's reserved slot becomes a judgment (only while one is
+# reserved and the item is under capacity), the assignment is answered, the membership's counters
+_SLOT_TO_JUDGMENT = CachedUpdate(
+    lambda item, capacity: (
+        JobItem.objects.filter(pk=item, reserved_count__gt=0, judgments_count__lt=capacity),
+        {"judgments_count": F("judgments_count") + 1, "reserved_count": F("reserved_count") - 1},
+    ),
+    item=int, capacity=int,
+)
+_ANSWERED = CachedUpdate(
+    lambda pk, now, label: (Assignment.objects.filter(pk=pk), {"answered_at": now, "answer": label}),
+    pk=int, now=datetime, label=str,
+)
+MEMBERSHIP_COUNTERS = ("questions_answered", "last_answer_at", "tests_answered", "tests_correct", "questions_served")
+_MEMBERSHIP_SAVE = CachedUpdate(
+    lambda pk, questions_answered, last_answer_at, tests_answered, tests_correct, questions_served: (
+        Membership.objects.filter(pk=pk),
+        {
+            "questions_answered": questions_answered, "last_answer_at": last_answer_at,
+            "tests_answered": tests_answered, "tests_correct": tests_correct, "questions_served": questions_served,
+        },
+    ),
+    pk=int, questions_answered=int, last_answer_at=datetime, tests_answered=int, tests_correct=int,
+    questions_served=int,
+)
+
+
 def _assignment_with_job(row: tuple[object, ...]) -> tuple[Assignment, LabelingJob]:
     """The assignment row of ``_ASSIGNMENT_OF_TOKEN`` as instances, its job and test question attached."""
     n_a, n_j = len(_ASSIGNMENT_COLUMNS[0]), len(_ASSIGNMENT_COLUMNS[1])
@@ -210,9 +237,7 @@ def submit_answer(
             membership.tests_correct += int(correct)
         else:
             item_id = int(assignment.item_id or 0)
-            moved = JobItem.objects.filter(
-                pk=item_id, reserved_count__gt=0, judgments_count__lt=job.judgments_per_pair
-            ).update(judgments_count=F("judgments_count") + 1, reserved_count=F("reserved_count") - 1)
+            moved = _SLOT_TO_JUDGMENT.run(item=item_id, capacity=job.judgments_per_pair)
             if moved != 1:
                 raise OverCapacity(f"item {item_id} has no reserved slot")
             Judgment.objects.create(
@@ -220,18 +245,17 @@ def submit_answer(
             )
         assignment.answered_at = now
         assignment.answer = label
-        assignment.save(update_fields=["answered_at", "answer"])
+        _ANSWERED.run(pk=assignment.pk, now=now, label=label)
         # serving the following question now (under the lock held) shares the membership UPDATE;
         # should this answer end a page and remove the annotator, the removal releases it again
         served = serving.serve_locked(job, user, membership, preload, now) if preload is not None else None
         membership.questions_answered += 1
         membership.last_answer_at = now
-        changed = ["questions_answered", "last_answer_at", "tests_answered", "tests_correct", "questions_served"]
         page_end = membership.questions_answered % job.page_size == 0
         if page_end:  # settling saves the membership too: one UPDATE for both
-            missed = removal.settle_page(job, membership, now, also_save=changed)
+            missed = removal.settle_page(job, membership, now, also_save=list(MEMBERSHIP_COUNTERS))
         else:
-            membership.save(update_fields=changed)
+            _MEMBERSHIP_SAVE.run(pk=membership.pk, **{f: getattr(membership, f) for f in MEMBERSHIP_COUNTERS})
             missed = []
         result = _result(assignment, membership, duplicate=False, page_end=page_end, missed=missed, served=served)
     if preload is not None:

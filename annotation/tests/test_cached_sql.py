@@ -1,4 +1,5 @@
-"""CachedQuery: compiled once, the same rows as the queryset it stands for, for any parameters."""
+"""CachedQuery / CachedUpdate: compiled once, the same rows or the same UPDATE as the queryset they stand
+for, for any parameters."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation.models import Assignment, Membership
+from annotation.models import Assignment, JobItem, Membership
 from annotation.services import assignment
-from annotation.services.cached_sql import CachedQuery, concrete_attnames, instance
+from annotation.services.cached_sql import CachedQuery, CachedUpdate, concrete_attnames, instance
 from annotation.tests.factories import make_job
 
 pytestmark = pytest.mark.django_db
@@ -51,3 +53,47 @@ def test_cached_query_refuses_a_parameter_the_orm_does_not_pass_as_is():
     cached = CachedQuery(lambda token: Assignment.objects.filter(token__startswith=token).values_list("pk"), token=str)
     with pytest.raises(ValueError, match="token"):
         cached.rows(token="abc")  # the ORM sends "abc%": the sentinel cannot be found, so neither could the value
+
+
+def test_cached_update_runs_what_queryset_update_runs(make_user):
+    job = make_job(every=0, min_seconds=0)
+    user = make_user("cu0", "annotator")
+    first = assignment.next_question(job, user)
+    assert first is not None and first.item_id is not None
+    m = Membership.objects.get(job=job, annotator=user)
+    when = timezone.now() + timedelta(minutes=3)
+
+    def build(pk, answered, last, served):  # type: ignore[no-untyped-def]
+        return Membership.objects.filter(pk=pk), {"questions_answered": answered, "last_answer_at": last, "questions_served": served}
+
+    cached = CachedUpdate(build, pk=int, answered=int, last=type(when), served=int)
+    with CaptureQueriesContext(connection) as orm:
+        qs, values = build(m.pk, 4, when, 7)
+        assert qs.update(**values) == 1
+    with CaptureQueriesContext(connection) as ours:
+        assert cached.run(pk=m.pk, answered=5, last=when + timedelta(seconds=1), served=9) == 1
+    assert len(ours) == len(orm) == 1  # one UPDATE, as update() sends, counted like any other
+    assert ours[0]["sql"].split(" SET ")[0] == orm[0]["sql"].split(" SET ")[0]
+    m.refresh_from_db()
+    assert (m.questions_answered, m.last_answer_at, m.questions_served) == (5, when + timedelta(seconds=1), 9)
+    assert cached.run(pk=m.pk + 10_000, answered=1, last=when, served=1) == 0  # no such row: nothing changed
+
+    slot = CachedUpdate(  # a guarded update with expressions of the row's own columns
+        lambda item, capacity: (
+            JobItem.objects.filter(pk=item, reserved_count__gt=0, judgments_count__lt=capacity),
+            {"judgments_count": F("judgments_count") + 1, "reserved_count": F("reserved_count") - 1},
+        ),
+        item=int, capacity=int,
+    )
+    item = JobItem.objects.get(pk=first.item_id)
+    assert (item.judgments_count, item.reserved_count) == (0, 1)
+    assert slot.run(item=item.pk, capacity=3) == 1
+    assert slot.run(item=item.pk, capacity=3) == 0  # no reservation left: the guard holds
+    item.refresh_from_db()
+    assert (item.judgments_count, item.reserved_count) == (1, 0)
+
+
+def test_cached_update_refuses_a_join():
+    cached = CachedUpdate(lambda job: (JobItem.objects.filter(job__min_seconds=job), {"reserved_count": 0}), job=int)
+    with pytest.raises(ValueError, match="single-table"):
+        cached.run(job=1)
