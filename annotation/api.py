@@ -76,14 +76,14 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet[LabelingJob]):
         body = NextQuestionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            found = assignment.next_question(job, user_of(request), tuple(body.validated_data["exclude"]))
+            found = assignment.next_served(job, user_of(request), tuple(body.validated_data["exclude"]))
         except assignment.AnnotatorRemoved:
             return error("You were removed from this job: your test-question accuracy fell below the threshold.", "removed", 403)
         except assignment.JobClosed as exc:
             return error(f"This job is {exc}.", "job_closed", 409)
         if found is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(QuestionSerializer(presenting.question_view(found).as_dict()).data)
+        return Response(QuestionSerializer(presenting.QuestionView(*found).as_dict()).data)
 
     @extend_schema(responses={200: LedgerSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
     @action(detail=True, methods=["get"], permission_classes=[IsResearcher])

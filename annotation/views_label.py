@@ -41,7 +41,7 @@ def label_page(request: HttpRequest, job_id: int) -> HttpResponse:
         job = membership.job
     context: dict[str, object] = {"job": job, "answers": ANSWERS}
     try:
-        found = assignment.next_question(job, user_of(request), membership=membership)
+        found = assignment.next_served(job, user_of(request), membership=membership)
     except assignment.AnnotatorRemoved:
         return render(request, "annotation/removed.html", {"job": job}, status=403)
     except assignment.JobClosed:
@@ -49,7 +49,7 @@ def label_page(request: HttpRequest, job_id: int) -> HttpResponse:
     context["stats"] = presenting.my_stats(job, membership)
     if found is None:
         return render(request, "annotation/label_done.html", {"job": job, "closed": False, **context})
-    context["question"] = presenting.question_view(found)
+    context["question"] = presenting.QuestionView(*found)
     return render(request, "annotation/label.html", context)
 
 

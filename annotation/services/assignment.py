@@ -154,32 +154,23 @@ _TAKE_ITEM = CachedUpdate(  # take_reservation(JobItem, pk), compiled once
 )
 
 
-def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime, start: float, light: bool) -> Served | None:
-    """A free item at or after the random rank ``start`` (wrapping around to the lowest ranks).
-    ``light``: the item's two texts only, no model instances (the answer's preload)."""
-    token = new_token()
-    if light:
-        found = None
-        for op in ("gte", "lt"):
-            rows = _FREE_ITEM[op].rows(job=job.pk, user=user.pk, start=start, capacity=job.judgments_per_pair)
-            if rows:
-                found = rows[0]
-                break
-        if found is None:
-            return None
-        pk, complex_text, simple_text = found
-        _TAKE_ITEM.run(pk=pk)
-        created = Assignment.objects.create(job=job, annotator=user, item_id=pk, token=token, served_at=now, expires_at=expires)
-        return created, complex_text, simple_text
-    seen = Assignment.objects.filter(annotator=user, item=OuterRef("pk"))
-    items = JobItem.objects.select_related("candidate__simple", "candidate__complex").filter(job=job)
-    item = reserve_free(items.filter(rank__gte=start), job.judgments_per_pair, seen, order=("rank", "pk"))
-    if item is None:
-        item = reserve_free(items.filter(rank__lt=start), job.judgments_per_pair, seen, order=("rank", "pk"))
-    if item is None:
+def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime, start: float) -> Served | None:
+    """A free item at or after the random rank ``start`` (wrapping around to the lowest ranks):
+    its two texts read with it, no model instances but the new assignment."""
+    found = None
+    for op in ("gte", "lt"):
+        rows = _FREE_ITEM[op].rows(job=job.pk, user=user.pk, start=start, capacity=job.judgments_per_pair)
+        if rows:
+            found = rows[0]
+            break
+    if found is None:
         return None
-    created = Assignment.objects.create(job=job, annotator=user, item=item, token=token, served_at=now, expires_at=expires)
-    return created, item.candidate.complex.text, item.candidate.simple.text
+    pk, complex_text, simple_text = found
+    _TAKE_ITEM.run(pk=pk)
+    created = Assignment.objects.create(
+        job=job, annotator=user, item_id=pk, token=new_token(), served_at=now, expires_at=expires
+    )
+    return created, complex_text, simple_text
 
 
 def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime, rng: random.Random) -> Served | None:
@@ -196,13 +187,16 @@ def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime, 
     return created, test.candidate.complex.text, test.candidate.simple.text
 
 
-def next_question(
+def next_served(
     job: LabelingJob, user: User, exclude: tuple[str, ...] = (), membership: Membership | None = None
-) -> Assignment | None:
-    """The user's oldest pending question not in ``exclude``, or a newly served one; None when
-    nothing is left for this user. Raises JobClosed or AnnotatorRemoved.
+) -> tuple[str, str, str] | None:
+    """The user's oldest pending question not in ``exclude``, or a newly served one, as
+    ``(token, complex text, simple text)``; None when nothing is left for this user. Raises
+    JobClosed or AnnotatorRemoved. What the labeling page and the ``next`` API serve.
 
-    The returned assignment has its candidate's sentences loaded (``presenting.question_view``)."""
+    The membership row lock serialises this annotator's serving: the pending questions are read
+    and counted under it (``serve_locked``, the answer's own path, its queries compiled once), so
+    parallel requests never exceed ``MAX_PENDING``."""
     if not job.accepts_answers:
         raise JobClosed(job.get_status_display())
     now = timezone.now()
@@ -210,24 +204,23 @@ def next_question(
     if membership.removed:
         raise AnnotatorRemoved()
     maybe_release_expired(job, now)
-    mine = _pending(job, user, now, exclude)
-    for pending in mine:
-        if pending.token not in exclude:
-            return pending
-    if len(mine) >= MAX_PENDING:
-        return None
     with transaction.atomic():
-        # the membership row lock serialises this annotator's serving: the pending count is
-        # read again under it, so parallel "next" requests never exceed MAX_PENDING
         m = Membership.objects.select_for_update().get(pk=membership.pk)
         if m.removed:
             raise AnnotatorRemoved()
-        if Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now).count() >= MAX_PENDING:
-            return None
-        served = _reserve(job, user, m, now, light=False)
-        if served is not None:
+        served_before = m.questions_served
+        served = serve_locked(job, user, m, exclude, now)
+        if m.questions_served != served_before:
             m.save(update_fields=["questions_served"])
-    return served[0] if served is not None else None  # its item or test question came with the sentences
+    return served
+
+
+def next_question(
+    job: LabelingJob, user: User, exclude: tuple[str, ...] = (), membership: Membership | None = None
+) -> Assignment | None:
+    """``next_served`` as the assignment, its candidate's sentences loaded (``presenting.question_view``)."""
+    served = next_served(job, user, exclude, membership)
+    return None if served is None else with_sentences(Assignment.objects.filter(token=served[0])).get()
 
 
 _PENDING_TOKENS = CachedQuery(  # the answer's preload: the pending questions' tokens, oldest first
@@ -238,22 +231,31 @@ _PENDING_TOKENS = CachedQuery(  # the answer's preload: the pending questions' t
 )
 
 
+_TEXTS_OF = CachedQuery(  # a pending question's two texts (its item's candidate or its test question's)
+    lambda pk: Assignment.objects.filter(pk=pk).values_list(
+        "item_id", "item__candidate__complex__text", "item__candidate__simple__text",
+        "test_question__candidate__complex__text", "test_question__candidate__simple__text",
+    ),
+    pk=int,
+)
+
+
 def serve_locked(
     job: LabelingJob, user: User, membership: Membership, exclude: tuple[str, ...], now: datetime
 ) -> tuple[str, str, str] | None:
-    """``next_question`` for a caller that already holds the membership row lock in its
-    transaction (the answer that preloads the following question): ``(token, complex, simple)``.
-    The pending questions are read under that lock, so one read both resumes and counts them
-    (tokens only: a pending question not in ``exclude`` is rare, a retried answer). Increments
-    ``membership.questions_served`` when it serves; the caller saves the membership."""
+    """``next_served`` for a caller that already holds the membership row lock in its transaction
+    (``next_served`` itself, and the answer that preloads the following question):
+    ``(token, complex, simple)``. The pending questions are read under that lock, so one read both
+    resumes and counts them. Increments ``membership.questions_served`` when it serves; the caller
+    saves the membership."""
     mine = _PENDING_TOKENS.rows(job=job.pk, user=user.pk, now=now)
     for pk, token in mine:
         if token not in exclude:
-            cand = candidate_of(with_sentences(Assignment.objects.filter(pk=pk)).get())
-            return token, cand.complex.text, cand.simple.text
+            item_id, *texts = _TEXTS_OF.rows(pk=pk)[0]
+            return (token, texts[0], texts[1]) if item_id is not None else (token, texts[2], texts[3])
     if len(mine) >= MAX_PENDING:
         return None
-    served = _reserve(job, user, membership, now, light=True)
+    served = _reserve(job, user, membership, now)
     return (served[0].token, served[1], served[2]) if served is not None else None
 
 
@@ -265,16 +267,7 @@ def candidate_of(assignment: Assignment) -> CandidatePair:
     return source.candidate
 
 
-def _pending(job: LabelingJob, user: User, now: datetime, exclude: tuple[str, ...]) -> list[Assignment]:
-    """The user's unexpired unanswered questions, oldest first, with their sentences: enough rows
-    to find one not in ``exclude`` or to know that ``MAX_PENDING`` are out."""
-    return list(
-        with_sentences(Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True, expires_at__gt=now))
-        .order_by("served_at", "pk")[: MAX_PENDING + len(exclude)]
-    )
-
-
-def _reserve(job: LabelingJob, user: User, membership: Membership, now: datetime, light: bool) -> Served | None:
+def _reserve(job: LabelingJob, user: User, membership: Membership, now: datetime) -> Served | None:
     """Serve a new question (a test with probability ``1 / test_question_every``, else a free item
     at a random rank); the membership row is locked by the caller, who saves ``questions_served``."""
     expires = now + timedelta(minutes=job.reservation_minutes)
@@ -282,7 +275,7 @@ def _reserve(job: LabelingJob, user: User, membership: Membership, now: datetime
     is_test, start = job.test_question_every > 0 and rng.random() < 1 / job.test_question_every, rng.random()
     served = _serve_test(job, user, now, expires, rng) if is_test else None
     if served is None:
-        served = _serve_item(job, user, now, expires, start, light)
+        served = _serve_item(job, user, now, expires, start)
     if served is not None:
         membership.questions_served += 1
     return served

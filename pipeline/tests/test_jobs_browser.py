@@ -33,7 +33,13 @@ def test_progress_bar_updates_live_and_polling_stops(page, live_server) -> None:
     jobs.set_progress(running.pk, 7, message="7/10 chunks")
     page.wait_for_function(f"() => document.querySelector('#job-progress-{running.pk}').innerText.includes('7/10')",
                            timeout=10_000)
-    assert page.locator(f"#job-progress-{running.pk} .progress > span").evaluate("e => e.style.width") == "70%"  # set by static/js/page.js
+    # the width is set by static/js/page.js on htmx:load, after htmx settles the swapped text (a
+    # moment later): wait for it rather than read it at once (read at once, it failed under load)
+    page.wait_for_function(
+        f"() => document.querySelector('#job-progress-{running.pk} .progress > span').style.width === '70%'",
+        timeout=10_000,
+    )
+    assert page.locator(f"#job-progress-{running.pk} .progress > span").evaluate("e => e.style.width") == "70%"
     jobs.set_progress(running.pk, 10)
     jobs.finish(running.pk, message="10 chunks aligned")
     page.wait_for_function(f"() => document.querySelector('#job-progress-{running.pk}').dataset.status === 'succeeded'",
