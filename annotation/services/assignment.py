@@ -18,6 +18,7 @@ a judgment (see ``labeling``); expired reservations are released by ``release_ex
 
 from __future__ import annotations
 
+import functools
 import random
 import secrets
 import time
@@ -31,7 +32,7 @@ from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, Membership, TestQuestion
-from annotation.services.cached_sql import CachedQuery, CachedUpdate
+from annotation.services.cached_sql import CachedQuery, CachedSave, CachedUpdate
 from annotation.services.removal import release_assignments
 
 MAX_PENDING = 2  # the question on screen and the preloaded next one
@@ -113,8 +114,17 @@ def free_first(
     return free.filter(~Exists(seen)).order_by(*order)
 
 
+@functools.cache
+def _taking(model: type[models.Model], reserved: str) -> CachedUpdate:
+    return CachedUpdate(lambda pk: (model._default_manager.filter(pk=pk), {reserved: F(reserved) + 1}), pk=int)
+
+
 def take_reservation(model: type[models.Model], pk: int, reserved: str = "reserved_count") -> None:
-    model._default_manager.filter(pk=pk).update(**{reserved: F(reserved) + 1})
+    """One more reservation on the row ``pk`` of ``model`` (its UPDATE compiled once per model)."""
+    _taking(model, reserved).run(pk=pk)
+
+
+SAVE_SERVED = CachedSave(Membership, questions_served=int)  # the membership's save after serving
 
 
 def reserve_free(
@@ -149,11 +159,6 @@ _FREE_ITEM = {
 }
 
 
-_TAKE_ITEM = CachedUpdate(  # take_reservation(JobItem, pk), compiled once
-    lambda pk: (JobItem.objects.filter(pk=pk), {"reserved_count": F("reserved_count") + 1}), pk=int
-)
-
-
 def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime, start: float) -> Served | None:
     """A free item at or after the random rank ``start`` (wrapping around to the lowest ranks):
     its two texts read with it, no model instances but the new assignment."""
@@ -166,7 +171,7 @@ def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime, 
     if found is None:
         return None
     pk, complex_text, simple_text = found
-    _TAKE_ITEM.run(pk=pk)
+    take_reservation(JobItem, pk)
     created = Assignment.objects.create(
         job=job, annotator=user, item_id=pk, token=new_token(), served_at=now, expires_at=expires
     )
@@ -211,14 +216,14 @@ def next_served(
         served_before = m.questions_served
         served = serve_locked(job, user, m, exclude, now)
         if m.questions_served != served_before:
-            m.save(update_fields=["questions_served"])
+            SAVE_SERVED.save(m)
     return served
 
 
 def next_question(
     job: LabelingJob, user: User, exclude: tuple[str, ...] = (), membership: Membership | None = None
 ) -> Assignment | None:
-    """``next_served`` as the assignment, its candidate's sentences loaded (``presenting.question_view``)."""
+    """``next_served`` as the assignment, its candidate's sentences loaded (``candidate_of``)."""
     served = next_served(job, user, exclude, membership)
     return None if served is None else with_sentences(Assignment.objects.filter(token=served[0])).get()
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Membership, TestAnswer, TestQuestion
 from annotation.services import assignment as serving
 from annotation.services import removal
-from annotation.services.cached_sql import CachedQuery, CachedUpdate, concrete_attnames, instance
+from annotation.services.cached_sql import CachedQuery, CachedSave, CachedUpdate, concrete_attnames, instance
 from annotation.services.presenting import QuestionView
 from curation.models import AlignmentLabel
 
@@ -164,20 +164,9 @@ _SLOT_TO_JUDGMENT = CachedUpdate(
     ),
     item=int, capacity=int,
 )
-_ANSWERED = CachedUpdate(
-    lambda pk, now, label: (Assignment.objects.filter(pk=pk), {"answered_at": now, "answer": label}),
-    pk=int, now=datetime, label=str,
-)
-MEMBERSHIP_COUNTERS = ("questions_answered", "last_answer_at", "tests_answered", "tests_correct", "questions_served")
-_MEMBERSHIP_SAVE = CachedUpdate(
-    lambda pk, questions_answered, last_answer_at, tests_answered, tests_correct, questions_served: (
-        Membership.objects.filter(pk=pk),
-        {
-            "questions_answered": questions_answered, "last_answer_at": last_answer_at,
-            "tests_answered": tests_answered, "tests_correct": tests_correct, "questions_served": questions_served,
-        },
-    ),
-    pk=int, questions_answered=int, last_answer_at=datetime, tests_answered=int, tests_correct=int,
+_ANSWERED = CachedSave(Assignment, answered_at=datetime, answer=str)
+_MEMBERSHIP_COUNTERS = CachedSave(
+    Membership, questions_answered=int, last_answer_at=datetime, tests_answered=int, tests_correct=int,
     questions_served=int,
 )
 
@@ -220,7 +209,7 @@ def submit_answer(
                 served_before = membership.questions_served
                 served = serving.serve_locked(job, user, membership, preload, now)
                 if membership.questions_served != served_before:
-                    membership.save(update_fields=["questions_served"])
+                    serving.SAVE_SERVED.save(membership)
             return _result(assignment, membership, duplicate=True, served=served)
         if membership.removed:
             raise Removed("You were removed from this job.")
@@ -245,7 +234,7 @@ def submit_answer(
             )
         assignment.answered_at = now
         assignment.answer = label
-        _ANSWERED.run(pk=assignment.pk, now=now, label=label)
+        _ANSWERED.save(assignment)
         # serving the following question now (under the lock held) shares the membership UPDATE;
         # should this answer end a page and remove the annotator, the removal releases it again
         served = serving.serve_locked(job, user, membership, preload, now) if preload is not None else None
@@ -253,9 +242,9 @@ def submit_answer(
         membership.last_answer_at = now
         page_end = membership.questions_answered % job.page_size == 0
         if page_end:  # settling saves the membership too: one UPDATE for both
-            missed = removal.settle_page(job, membership, now, also_save=list(MEMBERSHIP_COUNTERS))
+            missed = removal.settle_page(job, membership, now, also_save=list(_MEMBERSHIP_COUNTERS.fields))
         else:
-            _MEMBERSHIP_SAVE.run(pk=membership.pk, **{f: getattr(membership, f) for f in MEMBERSHIP_COUNTERS})
+            _MEMBERSHIP_COUNTERS.save(membership)
             missed = []
         result = _result(assignment, membership, duplicate=False, page_end=page_end, missed=missed, served=served)
     if preload is not None:

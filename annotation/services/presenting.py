@@ -24,11 +24,6 @@ class QuestionView:
         return {"token": self.token, "complex": self.complex_text, "simple": self.simple_text}
 
 
-def question_view(assignment: Assignment) -> QuestionView:
-    cand = candidate_of(assignment)
-    return QuestionView(assignment.token, cand.complex.text, cand.simple.text)
-
-
 def question_by_token(user: User, token: str) -> Assignment | None:
     return with_sentences(Assignment.objects.filter(token=token, annotator=user)).first()
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, JobItem, Membership
 from annotation.services import assignment
-from annotation.services.cached_sql import CachedQuery, CachedUpdate, concrete_attnames, instance
+from annotation.services.cached_sql import CachedQuery, CachedSave, CachedUpdate, concrete_attnames, instance
 from annotation.tests.factories import make_job
 
 pytestmark = pytest.mark.django_db
@@ -77,6 +77,10 @@ def test_cached_update_runs_what_queryset_update_runs(make_user):
     m.refresh_from_db()
     assert (m.questions_answered, m.last_answer_at, m.questions_served) == (5, when + timedelta(seconds=1), 9)
     assert cached.run(pk=m.pk + 10_000, answered=1, last=when, served=1) == 0  # no such row: nothing changed
+    m.questions_served, m.tests_answered, m.questions_answered = 11, 3, 0  # the last one is not saved
+    assert CachedSave(Membership, questions_served=int, tests_answered=int).save(m) == 1
+    m.refresh_from_db()
+    assert (m.questions_served, m.tests_answered, m.questions_answered) == (11, 3, 5)
 
     slot = CachedUpdate(  # a guarded update with expressions of the row's own columns
         lambda item, capacity: (
