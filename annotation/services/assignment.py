@@ -32,7 +32,7 @@ from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, Membership, TestQuestion
-from annotation.services.cached_sql import CachedQuery, CachedSave, CachedUpdate
+from annotation.services.cached_sql import CachedInsert, CachedQuery, CachedSave, CachedUpdate
 from annotation.services.removal import release_assignments
 
 MAX_PENDING = 2  # the question on screen and the preloaded next one
@@ -145,7 +145,24 @@ def serving_rng(job: LabelingJob, user: User, served: int) -> random.Random:
 
 
 SENTENCES = ("candidate__complex__text", "candidate__simple__text")
-Served = tuple[Assignment, str, str]  # the new assignment, its complex and its simple sentence
+Served = tuple[str, str, str]  # the new assignment's token, its complex and its simple sentence
+_NEW_ASSIGNMENT = {  # the served question's assignment, by what it asks about (an item or a test question)
+    asks: CachedInsert(
+        Assignment, {"test_question_id" if asks == "item_id" else "item_id": None, "answered_at": None, "answer": ""},
+        job_id=int, annotator_id=int, token=str, served_at=datetime, expires_at=datetime, **{asks: int},
+    )
+    for asks in ("item_id", "test_question_id")
+}
+
+
+def _new_assignment(job: LabelingJob, user: User, now: datetime, expires: datetime, **asks: int) -> str:
+    """Store the served question's assignment (``item_id=`` or ``test_question_id=``); its token."""
+    token = new_token()
+    ((field, pk),) = asks.items()
+    values: dict[str, Any] = {"job_id": job.pk, "annotator_id": user.pk, "token": token, "served_at": now,
+                                 "expires_at": expires, field: pk}
+    _NEW_ASSIGNMENT[field].insert(**values)
+    return token
 # the answer's preload: the free item's pk and texts at or after / before the start rank, compiled once
 _FREE_ITEM = {
     op: CachedQuery(
@@ -172,10 +189,7 @@ def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime, 
         return None
     pk, complex_text, simple_text = found
     take_reservation(JobItem, pk)
-    created = Assignment.objects.create(
-        job=job, annotator=user, item_id=pk, token=new_token(), served_at=now, expires_at=expires
-    )
-    return created, complex_text, simple_text
+    return _new_assignment(job, user, now, expires, item_id=pk), complex_text, simple_text
 
 
 def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime, rng: random.Random) -> Served | None:
@@ -186,10 +200,8 @@ def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime, 
     test = TestQuestion.objects.select_related("candidate__simple", "candidate__complex").filter(pk=rng.choice(left)).first()
     if test is None:
         return None
-    created = Assignment.objects.create(
-        job=job, annotator=user, test_question=test, token=new_token(), served_at=now, expires_at=expires
-    )
-    return created, test.candidate.complex.text, test.candidate.simple.text
+    token = _new_assignment(job, user, now, expires, test_question_id=test.pk)
+    return token, test.candidate.complex.text, test.candidate.simple.text
 
 
 def next_served(
@@ -260,8 +272,7 @@ def serve_locked(
             return (token, texts[0], texts[1]) if item_id is not None else (token, texts[2], texts[3])
     if len(mine) >= MAX_PENDING:
         return None
-    served = _reserve(job, user, membership, now)
-    return (served[0].token, served[1], served[2]) if served is not None else None
+    return _reserve(job, user, membership, now)
 
 
 def candidate_of(assignment: Assignment) -> CandidatePair:

@@ -19,6 +19,9 @@ its column's range; the sentinels avoid that, the check catches the rest). ``ins
 only (no join in the filter, no related model's fields), values plain parameters or expressions of
 constants and the row's own columns (``F("n") + 1``). No model signals are sent (as ``update()``).
 ``CachedSave`` is the common case: ``instance.save(update_fields=...)`` of a row by its pk.
+``CachedInsert`` is ``Model.objects.create(...)`` of one row (its pk returned): every column is
+given by the caller except those with a constant default; no ``pre_save`` (``auto_now_add`` columns
+are the caller's to fill) and no model signals.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any, TypeVar
 from django.db import DEFAULT_DB_ALIAS, connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import QuerySet
-from django.db.models.sql import UpdateQuery
+from django.db.models.sql import InsertQuery, UpdateQuery
 
 M = TypeVar("M", bound=models.Model)
 KINDS = (int, str, float, datetime)
@@ -180,3 +183,49 @@ class CachedSave(CachedUpdate):
 
     def save(self, obj: models.Model, using: str = DEFAULT_DB_ALIAS) -> int:
         return self.run(using, pk=obj.pk, **{f: getattr(obj, f) for f in self.fields})
+
+
+class CachedInsert(CachedQuery):
+    """``Model.objects.create(**values)`` compiled once: ``CachedInsert(Model, constants, column=type,
+    ...)`` names every concrete column but the pk by its attname (``job_id``): as a parameter, or in
+    ``constants`` (a value compiled in, e.g. None for an empty foreign key), or not at all when its
+    default is a constant. ``insert(**values)`` runs it and returns the new row's pk."""
+
+    def __init__(self, model: type[models.Model], constants: dict[str, Any] | None = None, **kinds: type) -> None:
+        meta = model._meta
+        self.constants = dict(constants or {})
+        given = set(kinds) | set(self.constants)
+        columns = {f.attname for f in meta.concrete_fields if f is not meta.pk}
+        missing = [
+            f.attname
+            for f in meta.concrete_fields
+            if f is not meta.pk and f.attname not in given and (not f.has_default() or callable(f.default))
+        ]
+        if missing:  # a callable default (or auto_now_add) would be frozen at its compile-time value
+            raise ValueError(f"CachedInsert({model.__name__}): give {', '.join(missing)} (no constant default)")
+        if given - columns:
+            raise ValueError(f"CachedInsert({model.__name__}): no column {', '.join(sorted(given - columns))}")
+        super().__init__(lambda **values: model._default_manager.none(), **kinds)
+        self.model = model
+
+    def _compile(self, conn: BaseDatabaseWrapper) -> _Compiled:
+        sentinels = self._sentinels()
+        meta = self.model._meta
+        row = self.model(**sentinels, **self.constants)
+        query = InsertQuery(self.model)
+        # raw: the values as given (no pre_save: an auto_now_add column keeps its sentinel)
+        query.insert_values([f for f in meta.concrete_fields if f is not meta.pk], [row], raw=True)
+        compiler = query.get_compiler(connection=conn)
+        compiler.returning_fields = [meta.pk] if conn.features.can_return_columns_from_insert else None
+        ((sql, params),) = compiler.as_sql()
+        return _Compiled(sql, self._slots(conn, sentinels, params), ())
+
+    def insert(self, using: str = DEFAULT_DB_ALIAS, **values: Any) -> int:
+        conn, compiled, params = self._prepared(using, values)
+        with conn.cursor() as cursor:
+            cursor.execute(compiled.sql, params)
+            if conn.features.can_return_columns_from_insert:
+                return int(cursor.fetchone()[0])
+            pk = self.model._meta.pk
+            assert pk is not None and pk.column is not None
+            return int(conn.ops.last_insert_id(cursor, self.model._meta.db_table, pk.column))

@@ -17,7 +17,14 @@ from django.utils import timezone
 from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Membership, TestAnswer, TestQuestion
 from annotation.services import assignment as serving
 from annotation.services import removal
-from annotation.services.cached_sql import CachedQuery, CachedSave, CachedUpdate, concrete_attnames, instance
+from annotation.services.cached_sql import (
+    CachedInsert,
+    CachedQuery,
+    CachedSave,
+    CachedUpdate,
+    concrete_attnames,
+    instance,
+)
 from annotation.services.presenting import QuestionView
 from curation.models import AlignmentLabel
 
@@ -165,6 +172,9 @@ _SLOT_TO_JUDGMENT = CachedUpdate(
     item=int, capacity=int,
 )
 _ANSWERED = CachedSave(Assignment, answered_at=datetime, answer=str)
+_NEW_JUDGMENT = CachedInsert(  # is_valid: its default, True
+    Judgment, job_id=int, item_id=int, annotator_id=int, label=str, seconds=float, created_at=datetime
+)
 _MEMBERSHIP_COUNTERS = CachedSave(
     Membership, questions_answered=int, last_answer_at=datetime, tests_answered=int, tests_correct=int,
     questions_served=int,
@@ -229,8 +239,9 @@ def submit_answer(
             moved = _SLOT_TO_JUDGMENT.run(item=item_id, capacity=job.judgments_per_pair)
             if moved != 1:
                 raise OverCapacity(f"item {item_id} has no reserved slot")
-            Judgment.objects.create(
-                job=job, item_id=item_id, annotator=user, label=label, seconds=round(elapsed, 3)
+            _NEW_JUDGMENT.insert(
+                job_id=job.pk, item_id=item_id, annotator_id=user.pk, label=label, seconds=float(round(elapsed, 3)),
+                created_at=now,
             )
         assignment.answered_at = now
         assignment.answer = label

@@ -11,9 +11,16 @@ from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation.models import Assignment, JobItem, Membership
+from annotation.models import Assignment, JobItem, Judgment, Membership
 from annotation.services import assignment
-from annotation.services.cached_sql import CachedQuery, CachedSave, CachedUpdate, concrete_attnames, instance
+from annotation.services.cached_sql import (
+    CachedInsert,
+    CachedQuery,
+    CachedSave,
+    CachedUpdate,
+    concrete_attnames,
+    instance,
+)
 from annotation.tests.factories import make_job
 
 pytestmark = pytest.mark.django_db
@@ -101,3 +108,31 @@ def test_cached_update_refuses_a_join():
     cached = CachedUpdate(lambda job: (JobItem.objects.filter(job__min_seconds=job), {"reserved_count": 0}), job=int)
     with pytest.raises(ValueError, match="single-table"):
         cached.run(job=1)
+
+
+def test_cached_insert_stores_what_create_stores(make_user):
+    job = make_job(every=0, min_seconds=0)
+    users = [make_user(f"ci{i}", "annotator") for i in range(2)]
+    served = [assignment.next_question(job, user) for user in users]
+    items = [int(a.item_id) for a in served if a is not None and a.item_id is not None]
+    assert len(items) == 2
+    when = timezone.now() - timedelta(seconds=5)
+    insert = CachedInsert(Judgment, job_id=int, item_id=int, annotator_id=int, label=str, seconds=float, created_at=type(when))
+    with CaptureQueriesContext(connection) as orm:
+        made = Judgment.objects.create(job=job, item_id=items[0], annotator=users[0], label="aligned", seconds=1.5, created_at=when)
+    with CaptureQueriesContext(connection) as ours:
+        pk = insert.insert(job_id=job.pk, item_id=items[1], annotator_id=users[1].pk, label="notAligned", seconds=2.25, created_at=when)
+    assert len(ours) == len(orm) == 1  # one INSERT, counted like any other
+    assert ours[0]["sql"].split(" VALUES ")[0] == orm[0]["sql"].split(" VALUES ")[0]
+    stored = Judgment.objects.get(pk=pk)
+    assert pk != made.pk
+    assert (stored.job_id, stored.item_id, stored.annotator_id, stored.label, stored.seconds, stored.is_valid, stored.created_at) == (
+        job.pk, items[1], users[1].pk, "notAligned", 2.25, True, when,  # is_valid: its constant default
+    )
+
+
+def test_cached_insert_refuses_a_column_it_would_freeze():
+    with pytest.raises(ValueError, match="created_at"):  # auto_now_add: the caller gives it
+        CachedInsert(Judgment, job_id=int, item_id=int, annotator_id=int, label=str, seconds=float)
+    with pytest.raises(ValueError, match="no column nope"):
+        CachedInsert(Judgment, job_id=int, item_id=int, annotator_id=int, label=str, seconds=float, created_at=str, nope=int)
