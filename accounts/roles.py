@@ -13,7 +13,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.db import models
-from django.db.models import F
+
+from config.cached_sql import CachedQuery, concrete_attnames, instance
 
 
 class Role(models.TextChoices):
@@ -39,15 +40,29 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> set[str]:
     return cached
 
 
+_USER_WITH_ROLES = CachedQuery(  # every request of a logged-in user: compiled once (config.cached_sql)
+    lambda pk: get_user_model()._default_manager.filter(pk=pk).values_list(
+        *concrete_attnames(get_user_model()), "groups__name"
+    ),
+    pk=int,
+)
+
+
 def user_with_roles(user_id: int | str) -> Any:
     """The user ``user_id`` with its roles read in the same statement (a LEFT JOIN on its groups,
     one row per group), so ``user_roles`` needs no query of its own: the session's user costs one
     statement per request, and a role granted or revoked still counts from the next request."""
-    rows = list(get_user_model()._default_manager.filter(pk=user_id).annotate(role_name_=F("groups__name")))
+    try:
+        pk = int(user_id)
+    except (TypeError, ValueError):
+        return None
+    if not 0 < pk < 2**31:  # no such user (the ids of the user table are 32-bit)
+        return None
+    rows = _USER_WITH_ROLES.rows(pk=pk)
     if not rows:
         return None
-    user = rows[0]
-    roles = {row.role_name_ for row in rows if row.role_name_ is not None}  # type: ignore[attr-defined]
+    user = instance(get_user_model(), rows[0][:-1])
+    roles = {row[-1] for row in rows if row[-1] is not None}
     if user.is_superuser:  # type: ignore[attr-defined]
         roles.add(Role.ADMIN.value)
     user._role_cache = roles  # type: ignore[attr-defined]

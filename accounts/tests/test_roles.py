@@ -87,6 +87,9 @@ def test_the_session_user_comes_with_its_roles_in_one_statement(client, make_use
     plain = make_user("no-role")
     assert user_roles(user_with_roles(plain.pk)) == set()  # a user in no group still loads (LEFT JOIN)
     assert user_with_roles(10**9) is None
+    for odd in ("", "abc", "-1", 0, 2**40):  # a session id that names no user (not an error)
+        assert user_with_roles(odd) is None
+    assert user_with_roles(str(both.pk)).pk == both.pk  # sessions hold the id as a string
     root = get_user_model().objects.create_superuser("root2", "r@example.org", "pw-for-tests-1")
     assert user_roles(user_with_roles(root.pk)) == {"admin"}
 

@@ -32,8 +32,8 @@ from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, Membership, TestQuestion
-from annotation.services.cached_sql import CachedInsert, CachedQuery, CachedSave, CachedUpdate
 from annotation.services.removal import release_assignments
+from config.cached_sql import CachedInsert, CachedQuery, CachedSave, CachedUpdate
 
 MAX_PENDING = 2  # the question on screen and the preloaded next one
 MAX_EXCLUDE = 4  # tokens a client may name as on screen (the API's ``exclude``)

@@ -17,7 +17,8 @@ from django.utils import timezone
 from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Membership, TestAnswer, TestQuestion
 from annotation.services import assignment as serving
 from annotation.services import removal
-from annotation.services.cached_sql import (
+from annotation.services.presenting import QuestionView
+from config.cached_sql import (
     CachedInsert,
     CachedQuery,
     CachedSave,
@@ -25,7 +26,6 @@ from annotation.services.cached_sql import (
     concrete_attnames,
     instance,
 )
-from annotation.services.presenting import QuestionView
 from curation.models import AlignmentLabel
 
 
@@ -144,7 +144,7 @@ def _result(assignment: Assignment, membership: Membership, duplicate: bool,
     )
 
 
-# the answer's two row locks (membership, then assignment), compiled once (annotation.services.cached_sql)
+# the answer's two row locks (membership, then assignment), compiled once (config.cached_sql)
 _MEMBERSHIP_OF_TOKEN = CachedQuery(
     lambda token, user: Membership.objects.select_for_update()
     .filter(job_id=Subquery(Assignment.objects.filter(token=token, annotator_id=user).values("job_id")[:1]), annotator_id=user)

@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from annotation.models import Assignment, JobItem, Judgment, Membership
 from annotation.services import assignment
-from annotation.services.cached_sql import (
+from annotation.tests.factories import make_job
+from config.cached_sql import (
     CachedInsert,
     CachedQuery,
     CachedSave,
@@ -21,7 +22,6 @@ from annotation.services.cached_sql import (
     concrete_attnames,
     instance,
 )
-from annotation.tests.factories import make_job
 
 pytestmark = pytest.mark.django_db
 
