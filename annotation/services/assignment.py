@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, Membership, TestQuestion
 from annotation.services.removal import release_assignments
-from config.cached_sql import CachedInsert, CachedQuery, CachedSave, CachedUpdate
+from config.cached_sql import CachedInsert, CachedQuery, CachedSave, CachedUpdate, concrete_attnames, instance
 
 MAX_PENDING = 2  # the question on screen and the preloaded next one
 MAX_EXCLUDE = 4  # tokens a client may name as on screen (the API's ``exclude``)
@@ -204,6 +204,14 @@ def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime, 
     return token, test.candidate.complex.text, test.candidate.simple.text
 
 
+_LOCK_MEMBERSHIP = CachedQuery(  # the user's membership of a job, row-locked: serving's lock
+    lambda job, user: Membership.objects.select_for_update()
+    .filter(job_id=job, annotator_id=user)
+    .values_list(*concrete_attnames(Membership)),
+    job=int, user=int,
+)
+
+
 def next_served(
     job: LabelingJob, user: User, exclude: tuple[str, ...] = (), membership: Membership | None = None
 ) -> tuple[str, str, str] | None:
@@ -213,16 +221,20 @@ def next_served(
 
     The membership row lock serialises this annotator's serving: the pending questions are read
     and counted under it (``serve_locked``, the answer's own path, its queries compiled once), so
-    parallel requests never exceed ``MAX_PENDING``."""
+    parallel requests never exceed ``MAX_PENDING``. ``membership``: the caller's read of it, if
+    any (a removal it shows is final); the one locked here is read again, created on first use."""
     if not job.accepts_answers:
         raise JobClosed(job.get_status_display())
-    now = timezone.now()
-    membership = membership or membership_for(job, user)
-    if membership.removed:
+    if membership is not None and membership.removed:
         raise AnnotatorRemoved()
+    now = timezone.now()
     maybe_release_expired(job, now)
     with transaction.atomic():
-        m = Membership.objects.select_for_update().get(pk=membership.pk)
+        found = _LOCK_MEMBERSHIP.rows(job=job.pk, user=user.pk)
+        if not found:  # the user's first question of this job
+            membership_for(job, user)
+            found = _LOCK_MEMBERSHIP.rows(job=job.pk, user=user.pk)
+        m = instance(Membership, found[0])
         if m.removed:
             raise AnnotatorRemoved()
         served_before = m.questions_served
