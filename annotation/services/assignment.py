@@ -53,11 +53,26 @@ def membership_for(job: LabelingJob, user: User) -> Membership:
     return membership
 
 
+_MEMBERSHIP_WITH_JOB = CachedQuery(
+    lambda job, user: Membership.objects.filter(job_id=job, annotator_id=user).values_list(
+        *concrete_attnames(Membership), *concrete_attnames(LabelingJob, "job__")
+    ),
+    job=int, user=int,
+)
+
+
 def membership_with_job(job_id: int, user: User) -> Membership | None:
     """The user's membership of job ``job_id`` with its job in the same query (the labeling page
     reads both on every request); None before the user's first question of that job."""
-    # job__pk, not job_id: the job's own pk lookup matches nothing for an id past bigint (hostile URLs)
-    return Membership.objects.select_related("job").filter(job__pk=job_id, annotator=user).first()
+    if not 0 < job_id < 2**63:  # no such job (a hostile URL's id past bigint)
+        return None
+    found = _MEMBERSHIP_WITH_JOB.rows(job=job_id, user=user.pk)
+    if not found:
+        return None
+    n = len(Membership._meta.concrete_fields)
+    membership = instance(Membership, found[0][:n])
+    membership.job = instance(LabelingJob, found[0][n:])
+    return membership
 
 
 def new_token() -> str:
