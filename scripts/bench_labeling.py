@@ -19,7 +19,9 @@
    must come back as a duplicate, bringing the same following question);
 4. audits the database against what the clients were told: every accepted answer stored once, no
    duplicates, no item over capacity, counters exact; then prints one table row per user count:
-   req/s, p50/p95/p99 per endpoint (the page's over every session, ramp included), failures,
+   req/s, p50/p95/p99 per endpoint as locust measured them (the page's over every session, ramp
+   included), p50/p95 per endpoint as the gunicorn workers timed them (their access log: every
+   request, ramp included, without the wait in the listen queue and the client's side), failures,
    SQL statements and CPU milliseconds per request, `uptime` load.
 
 Exit status 1 when the audit fails. Needs PostgreSQL and Redis (throttle cache) on loopback.
@@ -459,8 +461,10 @@ def _round(args: argparse.Namespace, env: dict[str, str], tmp: Path, users: int,
         str(args.workers),
         "--backlog",
         "4096",
-        "--access-logfile",
-        "/dev/null",
+        "--access-logfile",  # the time each request took inside its worker (no queueing, no client side)
+        str(tmp / f"access-{round_no}.log"),
+        "--access-logformat",
+        "%(U)s %(D)s",
         "--error-logfile",
         str(tmp / "gunicorn.log"),
     ]
@@ -528,6 +532,7 @@ def _round(args: argparse.Namespace, env: dict[str, str], tmp: Path, users: int,
     if not out.exists():
         sys.exit(f"locust wrote no result:\n{locust.stderr[-3000:]}")
     result = json.loads(out.read_text())
+    server_ms = _server_times(tmp / f"access-{round_no}.log")
     audit = _audit(env, job_id, out)
     ok = (
         audit["lost"] == 0
@@ -552,6 +557,7 @@ def _round(args: argparse.Namespace, env: dict[str, str], tmp: Path, users: int,
         "uptime": load,
         "stats": result["stats"],
         "client_counts": result["counts"],
+        "server_ms": server_ms,
         "sql_per_request": _sql_per_request(sql_dir),
         "cpu_ms_per_request": _cpu_per_request(cpu, sql_dir),
         "audit": audit,
@@ -559,11 +565,33 @@ def _round(args: argparse.Namespace, env: dict[str, str], tmp: Path, users: int,
     }
 
 
+def _server_times(access_log: Path) -> dict[str, dict[str, float]]:
+    """p50 / p95 ms per endpoint of every request of the round (ramp included) as the gunicorn
+    worker timed it (access log ``%(D)s``): what the server spent, without the wait in the listen
+    queue and without the client's side, which locust's figures include."""
+    kinds: dict[str, list[float]] = {"labeling page": [], "next": [], "answer": []}
+    for line in access_log.read_text().splitlines():
+        path, _, micros = line.rpartition(" ")
+        kind = "labeling page" if path.endswith("/label/") else "next" if path.endswith("/next/") else "answer" if path.endswith("/answers/") else ""
+        if kind:
+            kinds[kind].append(int(micros) / 1000)
+    return {
+        kind: {"requests": len(ms), "p50_ms": round(_pct(ms, 0.5), 1), "p95_ms": round(_pct(ms, 0.95), 1)}
+        for kind, ms in kinds.items()
+    }
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
 def _table(rows: list[dict[str, object]]) -> str:
     lines = [
         "| users | req/s | answer p50 / p95 / p99 ms | labeling page (once per session) p50 / p95 / p99 ms | next (once per session) p50 / p95 ms "
+        "| server-side p50 / p95 ms page, next, answer "
         "| failures | SQL/request page / next / answer | CPU ms/request gunicorn + PG + locust | told / stored | audit | uptime |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         st: dict[str, dict[str, float]] = r["stats"]  # type: ignore[assignment]
@@ -571,6 +599,8 @@ def _table(rows: list[dict[str, object]]) -> str:
         sql: dict[str, float] = r["sql_per_request"]  # type: ignore[assignment]
         audit: dict[str, int] = r["audit"]  # type: ignore[assignment]
         cpu: dict[str, float] = r["cpu_ms_per_request"]  # type: ignore[assignment]
+        srv: dict[str, dict[str, float]] = r["server_ms"]  # type: ignore[assignment]
+        server_cell = ", ".join(f"{srv[k]['p50_ms']:.0f} / {srv[k]['p95_ms']:.0f}" for k in ("labeling page", "next", "answer"))
         cpu_cell = f"{cpu.get('gunicorn', 0):.1f} + {cpu.get('postgres', 0):.1f} + {cpu.get('locust', 0):.1f}"
         load = str(r["uptime"]).split("load average:")[-1].strip()
         failures = sum(int(st[k]["failures"]) for k in st)
@@ -578,7 +608,9 @@ def _table(rows: list[dict[str, object]]) -> str:
             f"| {r['users']} | {sum(float(st[k]['rps']) for k in st):.1f} "
             f"| {answer['median_ms']:.0f} / {answer['p95_ms']:.0f} / {answer['p99_ms']:.0f} "
             f"| {page['session_median_ms']:.0f} / {page['session_p95_ms']:.0f} / {page['session_p99_ms']:.0f} "
-            f"| {nxt['median_ms']:.0f} / {nxt['p95_ms']:.0f} | {failures} "
+            f"| {nxt['median_ms']:.0f} / {nxt['p95_ms']:.0f} "
+            f"| {server_cell} "
+            f"| {failures} "
             f"| {sql.get('GET label', float('nan'))} / {sql.get('POST labelingjob-next', float('nan'))} "
             f"/ {sql.get('POST annotation-answer', float('nan'))} | {cpu_cell} "
             f"| {audit['told']} / {audit['stored']} | {'OK' if r['audit_ok'] else 'FAILED'} | {load} |"
