@@ -88,13 +88,13 @@ class DocData:
         return len(self.simple), len(self.complex)
 
 
-def feature_names(emission: str, context: bool = False) -> list[str]:
+def feature_names(emission: str, context: bool = False, span: bool = False) -> list[str]:
     if emission == "encoder":
         return list(ENCODER_FEATURES)
     if emission == "lexical":
-        return lexical_feature_names(context)
+        return lexical_feature_names(context, span)
     if emission == "encoder+lexical":
-        return lexical_feature_names(context) + list(ENCODER_FEATURES)
+        return lexical_feature_names(context, span) + list(ENCODER_FEATURES)
     raise ValueError(f"emission must be one of {EMISSIONS}, got {emission!r}")
 
 
@@ -566,7 +566,7 @@ class CRFAligner:
         configure_threads()
         meta = model_store.read_meta(model_dir)
         config = model_store.read_config(meta, model_dir)
-        n_feat = len(feature_names(config.emission, config.context_features))
+        n_feat = len(feature_names(config.emission, config.context_features, config.span_emission))
         model = BiCRF(n_feat, config.hidden, config.transition_hidden, config.transitions)
         model.load_state_dict(torch.load(Path(model_dir) / model_store.CRF_WEIGHTS, map_location="cpu",
                                          weights_only=True))
@@ -753,7 +753,8 @@ def prepare_docs(
     t0 = time.perf_counter()
     for k, pair in enumerate(pairs):
         simple, complex_ = pair.simple_sentences(), pair.complex_sentences()
-        lex = lexical_features(simple, complex_, config.context_features)
+        lex = lexical_features(simple, complex_, config.context_features, config.span_emission,
+                               config.span_emission_widths)
         allowed = None
         plinks: list[tuple[int, int, float]] = []
         if links is not None:
@@ -813,8 +814,8 @@ def predicted_links(pair: DocPair, config: CRFConfig) -> list[tuple[int, int, fl
                                  thresholds=config.paragraph_thresholds))
 
 
-def fit_normalisation(docs: Sequence[DocData], emission: str, context: bool = False) -> dict:
-    names = feature_names(emission, context)
+def fit_normalisation(docs: Sequence[DocData], emission: str, context: bool = False, span: bool = False) -> dict:
+    names = feature_names(emission, context, span)
     xs = [cell_features(d, emission).reshape(-1, len(names)) for d in docs if d.lex.size]
     x = np.concatenate(xs) if xs else np.zeros((1, len(names)), dtype=np.float32)
     mean = x.mean(axis=0)

@@ -20,6 +20,7 @@ PARAGRAPH_MODES = ("none", "predicted", "gold")
 GOLD_TARGETS = ("best", "any")
 CRF_OPTIMIZERS = ("adam", "lbfgs")
 DECODERS = ("learned", "rule")
+SEQUENCE_MODELS = ("crf", "semicrf")
 
 #: Keys older model.json files carry in "config" that are not options (kept elsewhere now).
 LEGACY_KEYS = frozenset({"paragraph_tuning"})
@@ -39,6 +40,11 @@ class CRFConfig:
     paragraph_beta: float = 2.0  # F-beta of the paragraph threshold tuner
     candidate_k: int = 3  # cells sent to the encoder: top-k per row and per column under C3G
     context_features: bool = True  # C3G of the cell's row and column neighbours (splits, merges)
+    span_emission: bool = False  # block-level channels of a sentence against runs of the other side
+    #                              (span_emission.span_emission_features) in the emission and the decoder
+    span_emission_widths: tuple[int, int] = (6, 3)  # longest runs of simple / complex sentences
+    sequence_model: str = "crf"  # "crf": one label per sentence (crf_aligner); "semicrf": span labels (semicrf.py),
+    #                              runs of at most span_emission_widths (complex runs for simple steps and back)
     # --- networks and CRF training
     hidden: int = 32
     transition_hidden: int = 16
@@ -71,7 +77,7 @@ class CRFConfig:
     def __post_init__(self) -> None:
         for name, allowed in (("emission", EMISSIONS), ("unit", UNITS), ("paragraphs", PARAGRAPH_MODES),
                               ("gold_target", GOLD_TARGETS), ("decoder", DECODERS),
-                              ("crf_optimizer", CRF_OPTIMIZERS)):
+                              ("crf_optimizer", CRF_OPTIMIZERS), ("sequence_model", SEQUENCE_MODELS)):
             value = getattr(self, name)
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -93,6 +99,11 @@ class CRFConfig:
             raise ValueError(f"unknown training option(s): {', '.join(unknown)}; known: {', '.join(sorted(option_names()))}")
         if "span_widths" in options:
             options["span_widths"] = tuple(int(w) for w in options["span_widths"] or ())
+        if "span_emission_widths" in options:
+            widths = tuple(int(w) for w in options["span_emission_widths"])
+            if len(widths) != 2 or min(widths) < 1:
+                raise ValueError(f"span_emission_widths must be two widths >= 1, got {options['span_emission_widths']!r}")
+            options["span_emission_widths"] = widths
         return replace(self, **options)
 
     @classmethod

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from alignment_engine.similarity import feature_names, feature_stack
+from alignment_engine.span_emission import SPAN_EMISSION_FEATURES, SPAN_EMISSION_WIDTHS, span_emission_features
 
 LEX_MEASURES: tuple[str, ...] = ("c3g", "jaccard", "tfidf")
 NEIGHBOUR_FEATURES = ("c3g_prev_diag", "c3g_next_diag")
@@ -29,15 +30,19 @@ TRANSITION_FEATURES = (
 )
 
 
-def lexical_feature_names(context: bool = False) -> list[str]:
-    return feature_names(LEX_MEASURES) + list(NEIGHBOUR_FEATURES) + (list(CONTEXT_FEATURES) if context else [])
+def lexical_feature_names(context: bool = False, span: bool = False) -> list[str]:
+    return (feature_names(LEX_MEASURES) + list(NEIGHBOUR_FEATURES) + (list(CONTEXT_FEATURES) if context else [])
+            + (list(SPAN_EMISSION_FEATURES) if span else []))
 
 
-def lexical_features(simple: list[str], complex: list[str], context: bool = False) -> np.ndarray:
+def lexical_features(simple: list[str], complex: list[str], context: bool = False, span: bool = False,
+                     span_widths: tuple[int, int] = SPAN_EMISSION_WIDTHS) -> np.ndarray:
     """(m, n, F_lex) float32 lexical features of every simple x complex sentence pair.
 
     ``context`` adds :data:`CONTEXT_FEATURES`: a simple sentence that is one part of a split has a
-    neighbour in its column that matches the same complex sentence.
+    neighbour in its column that matches the same complex sentence. ``span`` adds the block-level
+    channels of :func:`alignment_engine.span_emission.span_emission_features` (runs of at most
+    ``span_widths`` simple / complex sentences), last.
     """
     base = feature_stack(simple, complex, LEX_MEASURES)
     m, n = len(simple), len(complex)
@@ -58,6 +63,8 @@ def lexical_features(simple: list[str], complex: list[str], context: bool = Fals
             out[:-1, :, k + 1] = c3g[1:, :]
             out[:, 1:, k + 2] = c3g[:, :-1]
             out[:, :-1, k + 3] = c3g[:, 1:]
+    if span:
+        out = np.concatenate([out, span_emission_features(simple, complex, span_widths)], axis=-1)
     return out
 
 

@@ -219,7 +219,7 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
         sub_gold = [gold_mats[i] for i in fit_idx]
         sub_known = None if known is None else [known[i] for i in fit_idx]
         seqs = {d: build_sequences(sub_docs, d, cfg, mean, scale, sub_gold, sub_known) for d in ("s2c", "c2s")}
-        model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden,
+        model = BiCRF(len(feature_names(cfg.emission, cfg.context_features, cfg.span_emission)), cfg.hidden, cfg.transition_hidden,
                       cfg.transitions)
         prefix = f"cross-fitting fold {f + 1}/{k}: "
         if run is not None:
@@ -439,7 +439,7 @@ def train_model(
     train_docs = prepare_docs(train_pairs, cfg, encoder, links=links_for(train_pairs, pos_train), counters=counters,
                               enc_cache=cache)
     timings["train_features_s"] = time.perf_counter() - t0
-    norm = fit_normalisation(train_docs, cfg.emission, cfg.context_features)
+    norm = fit_normalisation(train_docs, cfg.emission, cfg.context_features, cfg.span_emission)
     mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
     gold_mats = [gold_matrix(d.pair, pos_train.get(d.pair.pair_id, set())).astype(np.int64) for d in train_docs]
     open_cells = unlabelled or {}
@@ -463,7 +463,7 @@ def train_model(
             cfg.decoder_rounds, seed, log, cfg.span_features, cfg.span_widths, known, open_cells)
         timings["cross_fit_s"] = time.perf_counter() - t0
         run.finish("decoder")
-    model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden,
+    model = BiCRF(len(feature_names(cfg.emission, cfg.context_features, cfg.span_emission)), cfg.hidden, cfg.transition_hidden,
                   cfg.transitions)
     t0 = time.perf_counter()
     crf_stats = train_crf(model, seqs, cfg, seed, progress=run.epochs("crf", prefix="final CRF: "))

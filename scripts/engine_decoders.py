@@ -21,6 +21,7 @@ variants differ only in how the two directions' outputs become pairs:
 Group closure is chosen (or not) by cross-validation inside every learned variant.
 
     python scripts/engine_decoders.py [--out var/decoders.json] [--cache var/oof.pkl] [--variants rule,learned-1+para,...]
+        [--set span_emission=true --cache var/oof_span.pkl]  # a CRFConfig option (its own cache)
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ def main() -> int:
     ap.add_argument("--cache", default="var/oof.pkl", help="cross-fitted train decodings and the final CRF")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--variants", default="", help="comma-separated names (default: all)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a CRFConfig option of the CRF and decoders (JSON value), e.g. span_emission=true; "
+                         "use another --cache than the default's")
     args = ap.parse_args()
 
     import numpy as np
@@ -72,30 +76,55 @@ def main() -> int:
 
     tp, tg = read_pairs_jsonl(DATA / "train_pairs.jsonl"), read_alignment_tsv(DATA / "train_gold.tsv")
     dp, dg = read_pairs_jsonl(DATA / "dev_pairs.jsonl"), read_alignment_tsv(DATA / "dev_gold.tsv")
-    cfg = CRFConfig()
+    options = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    cfg = CRFConfig().with_options(**options)
     set_seed(args.seed)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     pos, _ = gold_by_pair(tg)
     docs = prepare_docs(tp, cfg, None)
     dev_docs = prepare_docs(dp, cfg, None)
-    norm = fit_normalisation(docs, cfg.emission, cfg.context_features)
+    norm = fit_normalisation(docs, cfg.emission, cfg.context_features, cfg.span_emission)
     mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
     gold_mats = [gold_matrix(d.pair, pos.get(d.pair.pair_id, set())).astype(np.int64) for d in docs]
     cache = Path(args.cache)
+    n_feat = len(feature_names(cfg.emission, cfg.context_features, cfg.span_emission))
     t0 = time.perf_counter()
-    if cache.is_file():
-        oof, fold, state = pickle.loads(cache.read_bytes())
-        model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden)
-        model.load_state_dict(state)
+    if cfg.sequence_model == "semicrf":
+        from alignment_engine import semicrf
+
+        if cache.is_file():
+            oof, fold, state = pickle.loads(cache.read_bytes())
+            model = semicrf.BiSemiCRF(len(mean), cfg)
+            model.load_state_dict(state)
+        else:
+            oof, fold = semicrf.semi_cross_fit(docs, gold_mats, cfg, mean, scale, args.seed, log)
+            model = semicrf.fit_semicrf(docs, gold_mats, cfg, mean, scale, args.seed, log)
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_bytes(pickle.dumps((oof, fold, model.state_dict())))
+        model.eval()
+        dev_decs = semicrf.decode_semicrf(
+            model, {d: semicrf.build_span_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}, dev_docs)
     else:
-        oof, fold = cross_fit(docs, gold_mats, cfg, mean, scale, args.seed, lambda m: None)
-        model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden)
-        seqs = {d: build_sequences(docs, d, cfg, mean, scale, gold_mats) for d in ("s2c", "c2s")}
-        train_crf(model, seqs, cfg, args.seed)
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_bytes(pickle.dumps((oof, fold, model.state_dict())))
-    model.eval()
-    dev_decs = decode(model, {d: build_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}, dev_docs)
+        if cache.is_file():
+            oof, fold, state = pickle.loads(cache.read_bytes())
+            model = BiCRF(n_feat, cfg.hidden, cfg.transition_hidden)
+            model.load_state_dict(state)
+        else:
+            oof, fold = cross_fit(docs, gold_mats, cfg, mean, scale, args.seed, lambda m: None)
+            model = BiCRF(n_feat, cfg.hidden, cfg.transition_hidden)
+            seqs = {d: build_sequences(docs, d, cfg, mean, scale, gold_mats) for d in ("s2c", "c2s")}
+            train_crf(model, seqs, cfg, args.seed)
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_bytes(pickle.dumps((oof, fold, model.state_dict())))
+        model.eval()
+        dev_decs = decode(model, {d: build_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")},
+                          dev_docs)
     log(f"CRFs ready in {time.perf_counter() - t0:.0f}s")
     out: dict = {}
 
