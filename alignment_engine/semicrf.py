@@ -1,0 +1,400 @@
+"""A semi-Markov CRF over span labels, trained by exact maximum likelihood (torch).
+
+In the simple->complex direction each simple sentence takes null or a contiguous *run* of at most
+``width`` complex sentences (a merge, or the simple side of an m:n block); in the complex->simple
+direction each complex sentence takes null or a run of simple sentences (a split). On DEplain-web m:n
+groups are complete blocks (every pair of the group is gold), which one label per sentence cannot
+express: the first-order CRF of :mod:`alignment_engine.crf_aligner` gives their cells a median marginal
+of .07. Here the gold label of a step is the run of its gold partners.
+
+Scores (``S`` the step's sentence, ``R = [a, a + w)`` a run of the other side):
+
+- cell emission ``e[t, j]``: a 2-layer network over the cell's standardised features (as the CRF's);
+- span score: linear in the mean / max / min of ``e`` over the run, the block-level lexical values of
+  ``S`` against the concatenation of the run (:func:`run_values`: C3G cosine, share of ``S``'s words in
+  the run, share of the run's words in ``S``) and a one-hot of ``w``; minus the step's null score
+  (a linear function of the row's feature maxima), so that null scores 0;
+- transition from the previous non-null span (ending at ``e``) to the next one starting at ``a``: the
+  CRF's transition network over the jump ``a - (e - 1)`` (nulls between are skipped, so the last aligned
+  position is remembered across them); the first span: the start network of its start.
+
+This is the dynamic program of :mod:`alignment_engine.semimarkov` (state: end of the last non-null span):
+:func:`log_partition` is its torch version (batched, masked; tested against the numpy one, which is
+tested against brute force), the gold score is the same program with every step restricted to its gold
+options, and cell marginals ``P(j in span of step t)`` come from the gradient of log Z with respect to
+the span scores. Viterbi runs in numpy (:func:`alignment_engine.semimarkov.viterbi`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import nn
+
+from alignment_engine import semimarkov
+from alignment_engine.crf_config import CRFConfig
+from alignment_engine.features import TRANSITION_FEATURES, start_features, transition_features
+from alignment_engine.similarity import _bags_from_codes, _char_codes, _pair_bags, _word_tuple
+from alignment_engine.span_emission import _l2, _sets_matrix, runs
+
+NEG = -1e9
+RUN_VALUES = ("c3g_run", "cover_step", "cover_run")
+
+
+def run_values(rows: list[str], cols: list[str], width: int) -> np.ndarray:
+    """(len(rows), len(cols), width, 3) float32: for row sentence ``t`` and the run ``[a, a + w)`` of column
+    sentences, the C3G cosine of ``t`` and the run's concatenation, the share of ``t``'s word set found in
+    the run's words and the share of the run's words found in ``t``; 0 for runs past the end."""
+    m, n = len(rows), len(cols)
+    out = np.zeros((m, n, width, len(RUN_VALUES)), dtype=np.float32)
+    if m == 0 or n == 0:
+        return out
+    run_list = runs(n, width)
+    inc = _sets_matrix([list(range(a, a + w)) for a, w in run_list], n)
+    cr, cc = _bags_from_codes([_char_codes(t) for t in rows], [_char_codes(t) for t in cols])
+    df = np.asarray((sp.vstack([cr, cc]) > 0).sum(axis=0)).ravel().astype(np.float64)
+    idf = sp.diags(np.log((1.0 + m + n) / (1.0 + df)) + 1.0)
+    r_vec = _l2(sp.csr_matrix(cr @ idf))
+    run_vec = _l2(sp.csr_matrix(inc[:, :n] @ sp.csr_matrix(cc @ idf)))
+    cos = np.asarray((r_vec @ run_vec.T).todense())  # (m, n_runs)
+    br, bc = _pair_bags([_word_tuple(t) for t in rows], [_word_tuple(t) for t in cols], binary=True)
+    union = sp.csr_matrix((inc[:, :n] @ bc) > 0, dtype=np.float64)
+    inter = np.asarray((br @ union.T).todense())  # (m, n_runs)
+    r_size = np.maximum(np.asarray(br.sum(axis=1)).ravel(), 1.0)
+    u_size = np.maximum(np.asarray(union.sum(axis=1)).ravel(), 1.0)
+    for r, (a, w) in enumerate(run_list):
+        out[:, a, w - 1, 0] = cos[:, r]
+        out[:, a, w - 1, 1] = inter[:, r] / r_size
+        out[:, a, w - 1, 2] = inter[:, r] / u_size[r]
+    return out
+
+
+# ---- the dynamic program in torch -----------------------------------------------------------
+
+def log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor,
+                  null: torch.Tensor | None = None) -> torch.Tensor:
+    """(B,) log of the sum over labellings of exp(score), batched.
+
+    ``span`` (B, T, n, W): span ``[a, a + w)`` of step t at ``[:, t, a, w - 1]`` (use :data:`NEG` for
+    spans past the end or forbidden); ``trans`` (B, n + 1, n): from the end of the previous non-null span
+    (0: none yet) to the next start; ``step_mask`` (B, T) bool, a prefix of real steps; ``null`` (B, T)
+    the null option's score (default 0; NEG forbids it). Equals :func:`alignment_engine.semimarkov.log_partition`."""
+    b, t, n, width = span.shape
+    last = span.new_full((b, n + 1), NEG)
+    last[:, 0] = 0.0
+    if n == 0:
+        return span.new_zeros(b)
+    pad = span.new_full((b, 1), NEG)
+    for i in range(t):
+        into = torch.logsumexp(last[:, :, None] + trans, dim=1)  # (B, n)
+        opts = [last + (0.0 if null is None else null[:, i: i + 1])]
+        for w in range(1, width + 1):
+            score = into[:, : n - w + 1] + span[:, i, : n - w + 1, w - 1]  # spans ending at e = a + w
+            opts.append(torch.cat([pad.expand(b, w), score], dim=1) if w <= n else last.new_full((b, n + 1), NEG))
+        new = torch.logsumexp(torch.stack(opts, dim=0), dim=0)
+        last = torch.where(step_mask[:, i: i + 1], new, last)
+    return torch.logsumexp(last, dim=1)
+
+
+# ---- sequences ------------------------------------------------------------------------------
+
+@dataclass
+class SpanSeq:
+    """One direction of one document: steps are rows of ``feats``, labels runs of its columns."""
+
+    doc: int
+    feats: np.ndarray  # (T, n, F) standardised cell features
+    runs: np.ndarray  # (T, n, W, 3) run_values
+    gold_span: np.ndarray | None = None  # (T, n, W) bool: the step's gold options
+    gold_null: np.ndarray | None = None  # (T,) bool: null is the step's gold option
+
+
+def gold_options(gold: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The gold options of each step from its (T, n) 0/1 gold row: every maximal contiguous run of gold
+    columns of at most ``width`` (a longer run: each of its windows of ``width``); null for a step
+    without gold."""
+    t, n = gold.shape
+    span = np.zeros((t, n, width), dtype=bool)
+    for i in range(t):
+        cols = np.flatnonzero(gold[i])
+        if cols.size == 0:
+            continue
+        breaks = np.flatnonzero(np.diff(cols) > 1)
+        for part in np.split(cols, breaks + 1):
+            a, length = int(part[0]), len(part)
+            if length <= width:
+                span[i, a, length - 1] = True
+            else:
+                span[i, a: a + length - width + 1, width - 1] = True
+    return span, np.asarray(~gold.any(axis=1), dtype=bool)
+
+
+def direction_width(config: CRFConfig, direction: str) -> int:
+    """Longest run of a label: complex runs for simple steps ("s2c"), simple runs for complex steps."""
+    simple_w, complex_w = config.span_emission_widths
+    return int(complex_w if direction == "s2c" else simple_w)
+
+
+def build_span_sequences(docs: Sequence, direction: str, config: CRFConfig, mean: np.ndarray, scale: np.ndarray,
+                         gold: Sequence[np.ndarray] | None = None,
+                         cache: dict[tuple[int, str], np.ndarray] | None = None) -> list[SpanSeq]:
+    """One :class:`SpanSeq` per document (``docs``: :class:`~alignment_engine.crf_aligner.DocData`)."""
+    from alignment_engine.crf_aligner import cell_features
+
+    width = direction_width(config, direction)
+    out = []
+    for d, doc in enumerate(docs):
+        m, n = doc.shape
+        if m == 0 or n == 0:
+            continue
+        feats = ((cell_features(doc, config.emission) - mean) / scale).astype(np.float32)
+        key = (id(doc), direction)
+        if cache is not None and key in cache:
+            rv = cache[key]
+        else:
+            rv = run_values(doc.simple, doc.complex, width) if direction == "s2c" else \
+                run_values(doc.complex, doc.simple, width)
+            if cache is not None:
+                cache[key] = rv
+        g = None if gold is None else np.asarray(gold[d])
+        if direction == "c2s":
+            feats = feats.transpose(1, 0, 2)
+            g = None if g is None else g.T
+        gs, gn = (None, None) if g is None else gold_options(g, width)
+        out.append(SpanSeq(d, np.ascontiguousarray(feats), rv, gs, gn))
+    return out
+
+
+@dataclass
+class SpanBatch:
+    feats: torch.Tensor  # (B, T, n, F)
+    runs: torch.Tensor  # (B, T, n, W, 3)
+    valid: torch.Tensor  # (B, T, n, W) bool: a real span of a real step
+    step_mask: torch.Tensor  # (B, T)
+    cell_mask: torch.Tensor  # (B, T, n)
+    n_labels: list[int]
+    gold_span: torch.Tensor  # (B, T, n, W) bool
+    gold_null: torch.Tensor  # (B, T) bool
+
+
+def collate_spans(seqs: Sequence[SpanSeq]) -> SpanBatch:
+    b = len(seqs)
+    t = max(s.feats.shape[0] for s in seqs)
+    n = max(s.feats.shape[1] for s in seqs)
+    f = seqs[0].feats.shape[2]
+    width = seqs[0].runs.shape[2]
+    feats = np.zeros((b, t, n, f), dtype=np.float32)
+    rv = np.zeros((b, t, n, width, len(RUN_VALUES)), dtype=np.float32)
+    valid = np.zeros((b, t, n, width), dtype=bool)
+    step = np.zeros((b, t), dtype=bool)
+    cell = np.zeros((b, t, n), dtype=bool)
+    gs = np.zeros((b, t, n, width), dtype=bool)
+    gn = np.ones((b, t), dtype=bool)
+    starts = np.arange(n).reshape(-1, 1)
+    ws = np.arange(1, width + 1).reshape(1, -1)
+    for k, s in enumerate(seqs):
+        tt, nn_ = s.feats.shape[:2]
+        feats[k, :tt, :nn_] = s.feats
+        rv[k, :tt, :nn_] = s.runs
+        valid[k, :tt] = ((starts + ws) <= nn_)[None]
+        step[k, :tt] = True
+        cell[k, :tt, :nn_] = True
+        if s.gold_span is not None and s.gold_null is not None:
+            gs[k, :tt, :nn_] = s.gold_span
+            gn[k, :tt] = s.gold_null
+    return SpanBatch(torch.from_numpy(feats), torch.from_numpy(rv), torch.from_numpy(valid), torch.from_numpy(step),
+                     torch.from_numpy(cell), [s.feats.shape[1] for s in seqs], torch.from_numpy(gs),
+                     torch.from_numpy(gn))
+
+
+# ---- the network ----------------------------------------------------------------------------
+
+def _window(x: torch.Tensor, width: int, how: str) -> torch.Tensor:
+    """(B, T, n) -> (B, T, n, W): mean / max / min of ``x`` over ``[a, a + w)`` (positions past the end
+    repeat the last value; those spans are masked anyway)."""
+    n = x.shape[-1]
+    outs = []
+    acc = x
+    total = x
+    for w in range(1, width + 1):
+        if w > 1:
+            shifted = torch.cat([x[..., w - 1:], x[..., -1:].expand(*x.shape[:-1], w - 1)], dim=-1) if w <= n else \
+                x[..., -1:].expand(*x.shape)
+            acc = torch.maximum(acc, shifted) if how == "max" else torch.minimum(acc, shifted) if how == "min" else acc
+            total = total + shifted
+        outs.append(total / w if how == "mean" else acc)
+    return torch.stack(outs, dim=-1)
+
+
+class SpanScorer(nn.Module):
+    """Span, null, transition and start scores of one direction."""
+
+    def __init__(self, n_features: int, width: int, hidden: int = 32, transition_hidden: int = 16) -> None:
+        super().__init__()
+        self.width = width
+        self.emit = nn.Sequential(nn.Linear(n_features, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+        self.null = nn.Linear(n_features, 1)
+        self.span = nn.Linear(3 + len(RUN_VALUES) + width, 1)
+        with torch.no_grad():  # start as "the mean cell emission"
+            self.span.weight.zero_()
+            self.span.weight[0, 0] = 1.0
+            self.span.bias.zero_()
+        self.trans = nn.Sequential(nn.Linear(len(TRANSITION_FEATURES), transition_hidden), nn.Tanh(),
+                                   nn.Linear(transition_hidden, 1))
+        self.start = nn.Linear(3, 1)
+
+    def forward(self, batch: SpanBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """(span scores (B, T, n, W) with the null score subtracted and NEG where invalid, trans (B, n + 1, n))."""
+        feats = batch.feats
+        b, t, n, _ = feats.shape
+        e = self.emit(feats).squeeze(-1)  # (B, T, n)
+        e = torch.where(batch.cell_mask, e, torch.zeros_like(e))
+        row_max = feats.masked_fill(~batch.cell_mask[..., None], -1e4).max(dim=2).values
+        row_max = torch.where(batch.cell_mask.any(dim=2, keepdim=True), row_max, torch.zeros_like(row_max))
+        null = self.null(row_max)  # (B, T, 1)
+        onehot = torch.eye(self.width, dtype=feats.dtype).expand(b, t, n, self.width, self.width)
+        x = torch.cat([_window(e, self.width, "mean")[..., None], _window(e, self.width, "max")[..., None],
+                       _window(e, self.width, "min")[..., None], batch.runs, onehot], dim=-1)
+        span = self.span(x).squeeze(-1) - null[..., None]
+        span = torch.where(batch.valid, span, torch.full_like(span, NEG))
+        trans = feats.new_zeros((b, n + 1, n))
+        for k, nl in enumerate(batch.n_labels):
+            tf = transition_features(nl + 1)[1:, 1:, :]  # (nl, nl, F): from last column e - 1 to start a
+            trans[k, 1: nl + 1, :nl] = self.trans(tf).squeeze(-1)
+            trans[k, 0, :nl] = self.start(start_features(nl + 1)[1:]).squeeze(-1)
+        return span, trans
+
+
+class BiSemiCRF(nn.Module):
+    def __init__(self, n_features: int, config: CRFConfig) -> None:
+        super().__init__()
+        self.s2c = SpanScorer(n_features, direction_width(config, "s2c"), config.hidden, config.transition_hidden)
+        self.c2s = SpanScorer(n_features, direction_width(config, "c2s"), config.hidden, config.transition_hidden)
+
+    def direction(self, name: str) -> SpanScorer:
+        return self.s2c if name == "s2c" else self.c2s
+
+
+def batch_log_likelihood(scorer: SpanScorer, batch: SpanBatch) -> torch.Tensor:
+    """(B,) log P(gold options) = log Z restricted to the gold options - log Z."""
+    span, trans = scorer(batch)
+    z = log_partition(span, trans, batch.step_mask)
+    gold_span = torch.where(batch.gold_span, span, torch.full_like(span, NEG))
+    gold_null = torch.where(batch.gold_null, torch.zeros_like(span[..., 0, 0]), torch.full_like(span[..., 0, 0], NEG))
+    zg = log_partition(gold_span, trans, batch.step_mask, gold_null)
+    return zg - z
+
+
+def _batches(seqs: list[SpanSeq], size: int) -> list[list[SpanSeq]]:
+    order = sorted(range(len(seqs)), key=lambda i: (seqs[i].feats.shape[1], seqs[i].feats.shape[0]))
+    return [[seqs[i] for i in order[k: k + size]] for k in range(0, len(order), size)]
+
+
+def train_semicrf(model: BiSemiCRF, train: dict[str, list[SpanSeq]], config: CRFConfig, seed: int,
+                  progress: Callable[[str], None] | None = None) -> dict:
+    """Adam on the exact negative log-likelihood per step (both directions), lr decayed linearly to 10%."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    batches = {d: [collate_spans(b) for b in _batches(seqs, config.crf_batch)] for d, seqs in train.items()}
+    steps = {d: max(sum(int(b.step_mask.sum()) for b in bs), 1) for d, bs in batches.items()}
+    opt = torch.optim.Adam(model.parameters(), lr=config.crf_lr, weight_decay=config.crf_weight_decay)
+    epochs = max(int(config.crf_epochs), 1)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: 1.0 - 0.9 * e / epochs)
+    stats: dict = {"loss": []}
+    for epoch in range(epochs):
+        total = 0.0
+        for d, bs in batches.items():
+            for k in rng.permutation(len(bs)):
+                loss = -batch_log_likelihood(model.direction(d), bs[int(k)]).sum() / steps[d]
+                opt.zero_grad()
+                loss.backward()  # type: ignore[no-untyped-call]
+                opt.step()
+                total += float(loss.detach())
+        sched.step()
+        stats["loss"].append(round(total, 5))
+        if progress:
+            progress(f"semi-crf epoch {epoch + 1}/{epochs} loss {total:.4f}")
+    return stats
+
+
+def cell_marginals(span_marg: np.ndarray) -> np.ndarray:
+    """(T, n) P(column j in the step's span) from (T, n, W) span marginals."""
+    t, n, width = span_marg.shape
+    out = np.zeros((t, n))
+    for w in range(1, width + 1):
+        for off in range(w):  # span [a, a + w) covers a + off
+            out[:, off:] += span_marg[:, : n - off, w - 1]
+    return np.clip(out, 0.0, 1.0)
+
+
+def decode_semicrf(model: BiSemiCRF, seqs: dict[str, list[SpanSeq]], docs: Sequence) -> list:
+    """Per document: both directions' Viterbi spans and cell marginals, as
+    :class:`~alignment_engine.crf_aligner.Decoded` (what the learned decoder reads)."""
+    from alignment_engine.crf_aligner import Decoded
+
+    out = [Decoded.empty(doc.shape) for doc in docs]
+    for d, items in seqs.items():
+        scorer = model.direction(d)
+        for s in items:
+            batch = collate_spans([s])
+            with torch.enable_grad():
+                span, trans = scorer(batch)
+                span = span.detach().requires_grad_(True)
+                z = log_partition(span, trans.detach(), batch.step_mask)
+                (grad,) = torch.autograd.grad(z.sum(), span)
+            marg = cell_marginals(grad[0].numpy().astype(np.float64))
+            labels, _ = semimarkov.viterbi(span[0].detach().numpy().astype(np.float64),
+                                           trans[0].detach().numpy().astype(np.float64))
+            t, n = marg.shape
+            vit = np.zeros((t, n), dtype=bool)
+            for i, lab in enumerate(labels):
+                if lab is not None:
+                    vit[i, lab[0]: lab[0] + lab[1]] = True
+            dec = out[s.doc]
+            if d == "s2c":
+                dec.forward[:] = vit
+                dec.forward_marginals[:] = marg
+            else:
+                dec.reverse[:] = vit.T
+                dec.reverse_marginals[:] = marg.T
+    return out
+
+
+def fit_semicrf(docs: Sequence, gold_mats: Sequence[np.ndarray], config: CRFConfig, mean: np.ndarray,
+                scale: np.ndarray, seed: int, progress: Callable[[str], None] | None = None,
+                cache: dict | None = None) -> BiSemiCRF:
+    """Both directions' semi-Markov CRFs trained on ``docs``."""
+    model = BiSemiCRF(len(mean), config)
+    seqs = {d: build_span_sequences(docs, d, config, mean, scale, gold_mats, cache) for d in ("s2c", "c2s")}
+    train_semicrf(model, seqs, config, seed, progress)
+    return model.eval()
+
+
+def semi_cross_fit(docs: Sequence, gold_mats: Sequence[np.ndarray], config: CRFConfig, mean: np.ndarray,
+                   scale: np.ndarray, seed: int, log: Callable[[str], None]) -> tuple[list, list[int]]:
+    """Out-of-fold decodings of the train documents (as :func:`alignment_engine.training.cross_fit`, same
+    folds and seeds) by semi-Markov CRFs that did not see them."""
+    from alignment_engine.training import folds_by_document, n_folds
+
+    k = n_folds(config, len(docs))
+    fold = folds_by_document([d.pair for d in docs], k, seed)
+    cache: dict = {}
+    oof: list = [None] * len(docs)
+    for f in range(k):
+        fit_idx = [i for i in range(len(docs)) if fold[i] != f]
+        held = [i for i in range(len(docs)) if fold[i] == f]
+        def fold_log(msg: str, f: int = f) -> None:
+            log(f"fold {f + 1}/{k}: {msg}")
+
+        model = fit_semicrf([docs[i] for i in fit_idx], [gold_mats[i] for i in fit_idx], config, mean, scale,
+                            seed + 1 + f, fold_log, cache)
+        held_docs = [docs[i] for i in held]
+        decs = decode_semicrf(model, {d: build_span_sequences(held_docs, d, config, mean, scale, None, cache)
+                                      for d in ("s2c", "c2s")}, held_docs)
+        for i, dec in zip(held, decs, strict=True):
+            oof[i] = dec
+    return oof, fold
