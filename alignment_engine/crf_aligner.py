@@ -54,7 +54,15 @@ from alignment_engine.paragraphs import align_paragraphs
 from alignment_engine.rows import rows_from_matrix
 from alignment_engine.semimarkov import decode_spans
 from alignment_engine.similarity import word_incidence
-from alignment_engine.stacking import LearnedDecoder, candidates, closure, group_features, predict_proba, span_features
+from alignment_engine.stacking import (
+    CANDIDATE_MIN,
+    LearnedDecoder,
+    candidates,
+    closure,
+    group_features,
+    predict_proba,
+    span_features,
+)
 from alignment_engine.stacking import cell_features as stack_features
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
@@ -444,6 +452,8 @@ class Decoded:
     reverse: np.ndarray  # bool: the complex->simple Viterbi path
     forward_marginals: np.ndarray  # float32: P(a_i = j) of the simple->complex CRF
     reverse_marginals: np.ndarray  # float32: P(b_j = i) of the complex->simple CRF
+    extra: np.ndarray | None = None  # (m, n, K) channels of a second sequence model for the learned decoder
+    #                                  (stacking.extra_channels of the semi-Markov CRF's decoding), or None
 
     @classmethod
     def empty(cls, shape: tuple[int, int]) -> Decoded:
@@ -540,8 +550,10 @@ class CRFAligner:
     name = "crf"
 
     def __init__(self, model: BiCRF, encoder, config: CRFConfig, norm: dict, thresholds: dict,  # type: ignore[no-untyped-def]
-                 device: torch.device, decoder: LearnedDecoder | None = None) -> None:
+                 device: torch.device, decoder: LearnedDecoder | None = None, semi_model: nn.Module | None = None
+                 ) -> None:
         self.model = model.to(device).eval()
+        self.semi_model = None if semi_model is None else semi_model.eval()  # config.semicrf (CPU)
         self.decoder = decoder
         self.encoder = encoder
         self.config = config
@@ -575,13 +587,20 @@ class CRFAligner:
             encoder = CrossEncoder.load(Path(model_dir) / model_store.ENCODER_DIR, device=str(dev))
             if quantize and dev.type == "cpu":
                 encoder.quantize()
+        semi_model = None
+        if config.semicrf:
+            from alignment_engine.semicrf import BiSemiCRF
+
+            semi_model = BiSemiCRF(n_feat, config)
+            semi_model.load_state_dict(torch.load(Path(model_dir) / model_store.SEMICRF_WEIGHTS, map_location="cpu",
+                                                  weights_only=True))
         decoder: LearnedDecoder | None = None
         if meta["thresholds"].get("combine") == LEARNED:
             stored = model_store.read_decoder(model_dir)
             if not isinstance(stored, LearnedDecoder):
                 raise ModelError(f"{Path(model_dir) / model_store.DECODER_FILE}: not a learned decoder")
             decoder = stored
-        return cls(model, encoder, config, meta["normalisation"], meta["thresholds"], dev, decoder)
+        return cls(model, encoder, config, meta["normalisation"], meta["thresholds"], dev, decoder, semi_model)
 
     def prepare(self, pairs: Sequence[DocPair], links: Sequence[list[tuple[int, int, float]]] | None = None,
                 progress: ProgressCallback | None = None) -> list[DocData]:
@@ -592,6 +611,10 @@ class CRFAligner:
         t0 = time.perf_counter()
         seqs = {d: build_sequences(docs, d, self.config, self.mean, self.scale) for d in ("s2c", "c2s")}
         dec = decode(self.model, seqs, docs, batch_size=self.crf_batch)
+        if self.semi_model is not None:
+            from alignment_engine.semicrf import attach_extra
+
+            attach_extra(self.semi_model, dec, docs, self.config, self.mean, self.scale)  # type: ignore[arg-type]
         self.timings["crf"] = self.timings.get("crf", 0.0) + time.perf_counter() - t0
         return dec
 
@@ -648,6 +671,8 @@ def doc_cell_features(doc: DocData, dec: Decoded, para_prob: np.ndarray | None,
     adds the group-level word-cover channels of :func:`alignment_engine.stacking.span_features`.
     """
     mask = candidates(dec.forward_marginals, dec.reverse_marginals, dec.forward, dec.reverse)
+    if dec.extra is not None:  # the second model's candidates too (its marg_max and Viterbi channels)
+        mask |= (dec.extra[:, :, 2] >= CANDIDATE_MIN) | (dec.extra[:, :, 4] > 0) | (dec.extra[:, :, 5] > 0)
     cells = None if para_prob is None else cell_paragraph_values(para_prob, doc.pair.simple, doc.pair.complex)
     spans = None
     if span:
@@ -655,6 +680,8 @@ def doc_cell_features(doc: DocData, dec: Decoded, para_prob: np.ndarray | None,
         spans = span_features(s_words, c_words, np.maximum(dec.forward_marginals, dec.reverse_marginals))
     feats = stack_features(dec.forward_marginals, dec.reverse_marginals, dec.forward, dec.reverse, doc.lex, cells,
                            spans)
+    if dec.extra is not None:
+        feats = np.concatenate([feats, dec.extra.astype(np.float32)], axis=-1)
     return feats[mask], mask
 
 

@@ -20,7 +20,6 @@ PARAGRAPH_MODES = ("none", "predicted", "gold")
 GOLD_TARGETS = ("best", "any")
 CRF_OPTIMIZERS = ("adam", "lbfgs")
 DECODERS = ("learned", "rule")
-SEQUENCE_MODELS = ("crf", "semicrf")
 
 #: Keys older model.json files carry in "config" that are not options (kept elsewhere now).
 LEGACY_KEYS = frozenset({"paragraph_tuning"})
@@ -43,8 +42,8 @@ class CRFConfig:
     span_emission: bool = False  # block-level channels of a sentence against runs of the other side
     #                              (span_emission.span_emission_features) in the emission and the decoder
     span_emission_widths: tuple[int, int] = (6, 3)  # longest runs of simple / complex sentences
-    sequence_model: str = "crf"  # "crf": one label per sentence (crf_aligner); "semicrf": span labels (semicrf.py),
-    #                              runs of at most span_emission_widths (complex runs for simple steps and back)
+    semicrf: bool = False  # learned decoder: a semi-Markov CRF over span labels (semicrf.py; runs of at most
+    #                        span_emission_widths) is cross-fitted too and its decodings are extra cell channels
     # --- networks and CRF training
     hidden: int = 32
     transition_hidden: int = 16
@@ -77,7 +76,7 @@ class CRFConfig:
     def __post_init__(self) -> None:
         for name, allowed in (("emission", EMISSIONS), ("unit", UNITS), ("paragraphs", PARAGRAPH_MODES),
                               ("gold_target", GOLD_TARGETS), ("decoder", DECODERS),
-                              ("crf_optimizer", CRF_OPTIMIZERS), ("sequence_model", SEQUENCE_MODELS)):
+                              ("crf_optimizer", CRF_OPTIMIZERS)):
             value = getattr(self, name)
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")

@@ -5,6 +5,7 @@ A model directory holds::
     model.json     {"format_version", "kind": "crf", "config", "normalisation", "thresholds",
                     "dev_metrics", "data", "timings", "encoder", "crf", "dev_rules", ...}
     crf.pt         state dict of the two CRFs (alignment_engine.crf_aligner.BiCRF)
+    semicrf.pt     config.semicrf only: the two semi-Markov CRFs (alignment_engine.semicrf.BiSemiCRF)
     encoder/       the fine-tuned cross-encoder (transformers save_pretrained layout),
                    absent for emission="lexical"
     decoder.pkl the learned decoder (paragraph and cell classifiers, format 2 with
@@ -30,17 +31,21 @@ FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 META_FILE = "model.json"
 CRF_WEIGHTS = "crf.pt"
+SEMICRF_WEIGHTS = "semicrf.pt"  # config.semicrf: the semi-Markov CRFs (alignment_engine.semicrf.BiSemiCRF)
 DECODER_FILE = "decoder.pkl"
 ENCODER_DIR = "encoder"
 KIND = "crf"
 
 
 def save(out_dir: str | Path, *, model: torch.nn.Module, encoder, config: CRFConfig, normalisation: dict,  # type: ignore[no-untyped-def]
-         thresholds: dict, dev_metrics: dict, extra: dict | None = None, decoder: object = None) -> Path:
+         thresholds: dict, dev_metrics: dict, extra: dict | None = None, decoder: object = None,
+         semi_model: torch.nn.Module | None = None) -> Path:
     """Write a model directory (created if needed) and return its path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, out / CRF_WEIGHTS)
+    if semi_model is not None:
+        torch.save({k: v.detach().cpu() for k, v in semi_model.state_dict().items()}, out / SEMICRF_WEIGHTS)
     if decoder is not None:
         with open(out / DECODER_FILE, "wb") as fh:
             pickle.dump(decoder, fh, protocol=pickle.HIGHEST_PROTOCOL)
@@ -91,6 +96,8 @@ def read_meta(model_dir: str | Path) -> dict:
             raise ModelError(f"{meta_path}: missing {key!r}")
     if not (path / CRF_WEIGHTS).is_file():
         raise ModelError(f"{path}: missing {CRF_WEIGHTS}")
+    if meta["config"].get("semicrf") and not (path / SEMICRF_WEIGHTS).is_file():
+        raise ModelError(f"{path}: missing {SEMICRF_WEIGHTS} (the model's decoder reads its semi-Markov CRF)")
     if meta["thresholds"].get("combine") == "learned" and not (path / DECODER_FILE).is_file():
         raise ModelError(f"{path}: missing {DECODER_FILE} (the model decides with its learned decoder)")
     if meta["config"].get("emission") != "lexical" and not (path / ENCODER_DIR).is_dir():

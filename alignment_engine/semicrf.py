@@ -113,15 +113,20 @@ class SpanSeq:
     gold_null: np.ndarray | None = None  # (T,) bool: null is the step's gold option
 
 
-def gold_options(gold: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+def gold_options(gold: np.ndarray, width: int, unknown: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The gold options of each step from its (T, n) 0/1 gold row: every maximal contiguous run of gold
     columns of at most ``width`` (a longer run: each of its windows of ``width``); null for a step
-    without gold."""
+    without gold. ``unknown`` (T, n) bool marks unlabelled cells of partial labels: a step without a
+    gold positive may then also take any span of unlabelled cells (they are marginalised out)."""
     t, n = gold.shape
     span = np.zeros((t, n, width), dtype=bool)
     for i in range(t):
         cols = np.flatnonzero(gold[i])
         if cols.size == 0:
+            if unknown is not None and unknown[i].any():
+                csum = np.concatenate([[0], np.cumsum(unknown[i].astype(np.int64))])
+                for w in range(1, min(width, n) + 1):
+                    span[i, : n - w + 1, w - 1] = (csum[w:] - csum[: n - w + 1]) == w
             continue
         breaks = np.flatnonzero(np.diff(cols) > 1)
         for part in np.split(cols, breaks + 1):
@@ -141,8 +146,10 @@ def direction_width(config: CRFConfig, direction: str) -> int:
 
 def build_span_sequences(docs: Sequence, direction: str, config: CRFConfig, mean: np.ndarray, scale: np.ndarray,
                          gold: Sequence[np.ndarray] | None = None,
-                         cache: dict[tuple[int, str], np.ndarray] | None = None) -> list[SpanSeq]:
-    """One :class:`SpanSeq` per document (``docs``: :class:`~alignment_engine.crf_aligner.DocData`)."""
+                         cache: dict[tuple[int, str], np.ndarray] | None = None,
+                         known: Sequence[np.ndarray | None] | None = None) -> list[SpanSeq]:
+    """One :class:`SpanSeq` per document (``docs``: :class:`~alignment_engine.crf_aligner.DocData`);
+    ``known[d]`` the partial labels of document ``d`` (:func:`alignment_engine.gold.known_matrix`) or None."""
     from alignment_engine.crf_aligner import cell_features
 
     width = direction_width(config, direction)
@@ -161,10 +168,15 @@ def build_span_sequences(docs: Sequence, direction: str, config: CRFConfig, mean
             if cache is not None:
                 cache[key] = rv
         g = None if gold is None else np.asarray(gold[d])
+        kn = None if known is None else known[d]
+        unk = None if kn is None else kn == 0
+        if kn is not None:
+            g = (kn == 1).astype(np.int64)
         if direction == "c2s":
             feats = feats.transpose(1, 0, 2)
             g = None if g is None else g.T
-        gs, gn = (None, None) if g is None else gold_options(g, width)
+            unk = None if unk is None else unk.T
+        gs, gn = (None, None) if g is None else gold_options(g, width, unk)
         out.append(SpanSeq(d, np.ascontiguousarray(feats), rv, gs, gn))
     return out
 
@@ -366,16 +378,20 @@ def decode_semicrf(model: BiSemiCRF, seqs: dict[str, list[SpanSeq]], docs: Seque
 
 def fit_semicrf(docs: Sequence, gold_mats: Sequence[np.ndarray], config: CRFConfig, mean: np.ndarray,
                 scale: np.ndarray, seed: int, progress: Callable[[str], None] | None = None,
-                cache: dict | None = None) -> BiSemiCRF:
+                cache: dict | None = None, known: Sequence[np.ndarray | None] | None = None) -> BiSemiCRF:
     """Both directions' semi-Markov CRFs trained on ``docs``."""
+    from alignment_engine.encoders import configure_threads
+
+    configure_threads()
     model = BiSemiCRF(len(mean), config)
-    seqs = {d: build_span_sequences(docs, d, config, mean, scale, gold_mats, cache) for d in ("s2c", "c2s")}
+    seqs = {d: build_span_sequences(docs, d, config, mean, scale, gold_mats, cache, known) for d in ("s2c", "c2s")}
     train_semicrf(model, seqs, config, seed, progress)
     return model.eval()
 
 
 def semi_cross_fit(docs: Sequence, gold_mats: Sequence[np.ndarray], config: CRFConfig, mean: np.ndarray,
-                   scale: np.ndarray, seed: int, log: Callable[[str], None]) -> tuple[list, list[int]]:
+                   scale: np.ndarray, seed: int, log: Callable[[str], None],
+                   known: Sequence[np.ndarray | None] | None = None) -> tuple[list, list[int]]:
     """Out-of-fold decodings of the train documents (as :func:`alignment_engine.training.cross_fit`, same
     folds and seeds) by semi-Markov CRFs that did not see them."""
     from alignment_engine.training import folds_by_document, n_folds
@@ -391,10 +407,26 @@ def semi_cross_fit(docs: Sequence, gold_mats: Sequence[np.ndarray], config: CRFC
             log(f"fold {f + 1}/{k}: {msg}")
 
         model = fit_semicrf([docs[i] for i in fit_idx], [gold_mats[i] for i in fit_idx], config, mean, scale,
-                            seed + 1 + f, fold_log, cache)
+                            seed + 1 + f, fold_log, cache, None if known is None else [known[i] for i in fit_idx])
         held_docs = [docs[i] for i in held]
         decs = decode_semicrf(model, {d: build_span_sequences(held_docs, d, config, mean, scale, None, cache)
                                       for d in ("s2c", "c2s")}, held_docs)
         for i, dec in zip(held, decs, strict=True):
             oof[i] = dec
     return oof, fold
+
+
+def attach_extra(model: BiSemiCRF, decs: Sequence, docs: Sequence, config: CRFConfig, mean: np.ndarray,
+                 scale: np.ndarray) -> None:
+    """Decode ``docs`` with the semi-Markov CRFs and store their channels in each first-order decoding's
+    ``extra`` (:func:`alignment_engine.stacking.extra_channels`), what the learned decoder reads."""
+    semi = decode_semicrf(model, {d: build_span_sequences(docs, d, config, mean, scale) for d in ("s2c", "c2s")}, docs)
+    set_extra(decs, semi)
+
+
+def set_extra(decs: Sequence, semi: Sequence) -> None:
+    """``decs[i].extra`` = the :func:`~alignment_engine.stacking.extra_channels` of ``semi[i]``."""
+    from alignment_engine.stacking import extra_channels
+
+    for dec, sd in zip(decs, semi, strict=True):
+        dec.extra = extra_channels(sd.forward_marginals, sd.reverse_marginals, sd.forward, sd.reverse)

@@ -157,6 +157,15 @@ def cell_features(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, 
     return np.concatenate(parts, axis=-1).astype(np.float32)
 
 
+def extra_channels(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, forward: np.ndarray,
+                   reverse: np.ndarray) -> np.ndarray:
+    """(m, n, len(DIRECTIONAL)) float32: the :data:`DIRECTIONAL` channels of a second sequence model's decoding
+    (the semi-Markov CRF's span marginals and Viterbi spans), which the cell classifier sees next to the
+    first-order CRF's (``Decoded.extra``)."""
+    m, n = forward_marginals.shape
+    return cell_features(forward_marginals, reverse_marginals, forward, reverse, np.zeros((m, n, 0)), None)
+
+
 GROUP_CHANNELS = (
     "p1", "p1_prev_simple", "p1_next_simple", "p1_prev_complex", "p1_next_complex", "p1_prev_diag", "p1_next_diag",
     "p1_row_max", "p1_col_max", "p1_row_sum", "p1_col_sum", "row_chosen", "col_chosen",

@@ -390,6 +390,8 @@ def train_model(
     cfg = (config or CRFConfig()).with_options(**options)
     if not train_pairs:
         raise ValueError("no training pairs")
+    if cfg.semicrf and cfg.decoder != "learned":
+        raise ValueError("semicrf=true needs decoder='learned' (the semi-Markov CRF feeds the learned decoder)")
     set_seed(seed)
     dev = resolve_device(device)
     run = RunProgress.plan(progress, cfg, len(train_pairs), bool(dev_pairs) and dev_gold is not None)
@@ -453,10 +455,23 @@ def train_model(
     seqs = {d: build_sequences(train_docs, d, cfg, mean, scale, gold_mats, known) for d in ("s2c", "c2s")}
     run.finish("features")
     decoder: LearnedDecoder | None = None
+    semi_model = None
     thresholds: dict = {"combine": "union", "marginal": 0.5, "partial": {"group": True, "min_len_ratio": 0.0}}
     if cfg.decoder == "learned":
         t0 = time.perf_counter()
         oof, fold = cross_fit(train_docs, gold_mats, cfg, mean, scale, seed, log, run, known)
+        if cfg.semicrf:
+            from alignment_engine import semicrf
+
+            t1 = time.perf_counter()
+            semi_oof, semi_fold = semicrf.semi_cross_fit(train_docs, gold_mats, cfg, mean, scale, seed,
+                                                         lambda msg: log("semi-Markov CRF " + msg), known)
+            if semi_fold != fold:
+                raise RuntimeError("the semi-Markov CRF was cross-fitted over other folds")
+            semicrf.set_extra(oof, semi_oof)
+            semi_model = semicrf.fit_semicrf(train_docs, gold_mats, cfg, mean, scale, seed,
+                                             lambda msg: log("final semi-Markov CRF: " + msg), None, known)
+            timings["semicrf_s"] = time.perf_counter() - t1
         run.finish("cross-fit")
         decoder, thresholds, extra["cross_validation"] = fit_decoder(
             train_docs, oof, fold, gold_mats, train_pairs, train_gold, pos_train, cfg.paragraph_step,
@@ -478,6 +493,10 @@ def train_model(
         dev_docs = prepare_docs(dev_pairs, cfg, encoder, links=links_for(dev_pairs, pos_dev), enc_cache=cache)
         dev_seqs = {d: build_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}
         decs = decode(model, dev_seqs, dev_docs)
+        if semi_model is not None:
+            from alignment_engine.semicrf import attach_extra
+
+            attach_extra(semi_model, decs, dev_docs, cfg, mean, scale)
         if decoder is None:
             thresholds, rule_table = tune_decoding(dev_docs, decs, dev_pairs, dev_gold, open_cells)
         pred = [alignments_from(doc, dec, thresholds, decoder) for doc, dec in zip(dev_docs, decs, strict=True)]
@@ -492,7 +511,7 @@ def train_model(
     timings["total_s"] = time.perf_counter() - t_start
     out = model_store.save(
         out_dir, model=model, encoder=encoder, config=cfg, normalisation=norm, thresholds=thresholds,
-        dev_metrics=dev_metrics, decoder=decoder,
+        dev_metrics=dev_metrics, decoder=decoder, semi_model=semi_model,
         extra={
             "seed": seed, "device": str(dev), "timings": {k: round(v, 2) for k, v in timings.items()},
             "data": {"train_pairs": len(train_pairs), "train_gold_pairs": len(train_gold),

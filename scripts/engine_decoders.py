@@ -22,6 +22,8 @@ Group closure is chosen (or not) by cross-validation inside every learned varian
 
     python scripts/engine_decoders.py [--out var/decoders.json] [--cache var/oof.pkl] [--variants rule,learned-1+para,...]
         [--set span_emission=true --cache var/oof_span.pkl]  # a CRFConfig option (its own cache)
+        [--semi-only --cache var/oof_semi.pkl]  # the semi-Markov CRF alone
+        [--cache var/oof.pkl --hybrid-cache var/oof_semi.pkl]  # both (CRFConfig.semicrf=true)
 """
 
 from __future__ import annotations
@@ -47,6 +49,11 @@ def main() -> int:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="a CRFConfig option of the CRF and decoders (JSON value), e.g. span_emission=true; "
                          "use another --cache than the default's")
+    ap.add_argument("--semi-only", action="store_true",
+                    help="the semi-Markov CRF (alignment_engine.semicrf) instead of the first-order CRF")
+    ap.add_argument("--hybrid-cache", default="",
+                    help="a semi-Markov CRF cache (written with --set sequence_model=semicrf): its decodings become "
+                         "extra channels of the learned decoder next to the first-order CRF's (Decoded.extra)")
     args = ap.parse_args()
 
     import numpy as np
@@ -95,7 +102,7 @@ def main() -> int:
     cache = Path(args.cache)
     n_feat = len(feature_names(cfg.emission, cfg.context_features, cfg.span_emission))
     t0 = time.perf_counter()
-    if cfg.sequence_model == "semicrf":
+    if args.semi_only:
         from alignment_engine import semicrf
 
         if cache.is_file():
@@ -125,6 +132,22 @@ def main() -> int:
         model.eval()
         dev_decs = decode(model, {d: build_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")},
                           dev_docs)
+    if args.hybrid_cache:
+        from alignment_engine import semicrf
+        from alignment_engine.stacking import extra_channels
+
+        semi_cfg = cfg
+        s_oof, s_fold, s_state = pickle.loads(Path(args.hybrid_cache).read_bytes())
+        if list(s_fold) != list(fold):
+            raise SystemExit("the hybrid cache was cross-fitted over other folds")
+        s_model = semicrf.BiSemiCRF(len(mean), semi_cfg)
+        s_model.load_state_dict(s_state)
+        s_model.eval()
+        s_dev = semicrf.decode_semicrf(
+            s_model, {d: semicrf.build_span_sequences(dev_docs, d, semi_cfg, mean, scale) for d in ("s2c", "c2s")},
+            dev_docs)
+        for dec, sd in list(zip(oof, s_oof, strict=True)) + list(zip(dev_decs, s_dev, strict=True)):
+            dec.extra = extra_channels(sd.forward_marginals, sd.reverse_marginals, sd.forward, sd.reverse)
     log(f"CRFs ready in {time.perf_counter() - t0:.0f}s")
     out: dict = {}
 

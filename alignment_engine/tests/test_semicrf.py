@@ -92,3 +92,12 @@ def test_run_values_score_a_run_as_a_whole() -> None:
     assert v[0, 0, 1, 0] > max(v[0, 0, 0, 0], v[0, 1, 0, 0])  # the pair's concatenation beats either part
     assert np.isclose(v[0, 0, 1, 2], 1.0)  # every word of the run is in the row sentence
     assert v[0, 2, 1].tolist() == [0.0, 0.0, 0.0]  # runs past the end
+
+
+def test_gold_options_of_partial_labels_open_unlabelled_spans() -> None:
+    gold = np.array([[0, 1, 0], [0, 0, 0], [0, 0, 0]])
+    unknown = np.array([[True, False, False], [True, True, False], [False, False, False]])
+    gs, gn = gold_options(gold, 2, unknown)
+    assert gs[0].sum() == 1 and gs[0, 1, 0] and not gn[0]  # a labelled positive: its run only
+    assert gs[1, 0, 0] and gs[1, 1, 0] and gs[1, 0, 1] and gs[1].sum() == 3 and gn[1]  # null or unlabelled spans
+    assert gs[2].sum() == 0 and gn[2]

@@ -47,9 +47,7 @@ def test_empty_sides_and_lexical_wiring() -> None:
     both = lexical_features(SIMPLE, COMPLEX, True, span=True, span_widths=(2, 2))
     assert both.shape[-1] == len(lexical_feature_names(True, True)) == base.shape[-1] + len(SPAN_EMISSION_FEATURES)
     assert np.array_equal(both[:, :, : base.shape[-1]], base)
-    assert CRFConfig().span_emission is False and CRFConfig().sequence_model == "crf"
+    assert CRFConfig().span_emission is False
     assert CRFConfig().with_options(span_emission_widths=[4, 2]).span_emission_widths == (4, 2)
     with pytest.raises(ValueError, match="span_emission_widths"):
         CRFConfig().with_options(span_emission_widths=[0, 2])
-    with pytest.raises(ValueError, match="sequence_model"):
-        CRFConfig(sequence_model="hmm")

@@ -234,3 +234,25 @@ def test_span_options_train_a_model_that_aligns_as_trained(tmp_path):
     assert aligner.decoder is not None and aligner.decoder.span_features is True
     rows = aligner.align(pairs)
     assert [(r.simple_id, r.complex_id) for r in rows[0] if r.label != "notAligned"]
+
+
+def test_semicrf_and_span_emission_train_a_model_that_aligns_as_trained(tmp_path):
+    """semicrf=true: the semi-Markov CRF is cross-fitted, saved and loaded, and its channels reach the
+    decoder (the cell rows are wider); span_emission widens the CRF's features. Same rows after reload."""
+    pairs, gold = _tiny()
+    out = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "h", seed=0, device="cpu", semicrf=True,
+                      span_emission=True, span_emission_widths=(2, 2), cv_folds=2, **FAST)
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["config"]["semicrf"] is True and (out / "semicrf.pt").is_file()
+    assert meta["timings"]["semicrf_s"] > 0
+    aligner = CRFAligner.load(out, "cpu")
+    assert aligner.semi_model is not None
+    docs = aligner.prepare(pairs)
+    decs = aligner.predict_docs(docs)
+    assert all(d.extra is not None and d.extra.shape[:2] == doc.shape for d, doc in zip(decs, docs, strict=True))
+    rows = aligner.align(pairs)
+    again = CRFAligner.load(out, "cpu").align(pairs)
+    assert [[(r.simple_id, r.complex_id, r.label) for r in doc] for doc in rows] == \
+        [[(r.simple_id, r.complex_id, r.label) for r in doc] for doc in again]
+    with pytest.raises(ValueError, match="semicrf=true needs decoder='learned'"):
+        train_model(pairs, gold, out_dir=tmp_path / "r", device="cpu", semicrf=True, decoder="rule", **FAST)
