@@ -161,6 +161,7 @@ class RunProgress:
             "encoder": int(cfg.encoder_steps) if fine_tune else 0,
             "features": 1,
             "cross-fit": n_folds(cfg, n_docs) * int(cfg.crf_epochs) if learned else 0,
+            "semicrf": (n_folds(cfg, n_docs) + 1) * int(cfg.crf_epochs) if learned and cfg.semicrf else 0,
             "decoder": 1 if learned else 0,
             "crf": int(cfg.crf_epochs),
             "dev": 1 if has_dev else 0,
@@ -464,14 +465,17 @@ def train_model(
             from alignment_engine import semicrf
 
             t1 = time.perf_counter()
-            semi_oof, semi_fold = semicrf.semi_cross_fit(train_docs, gold_mats, cfg, mean, scale, seed,
-                                                         lambda msg: log("semi-Markov CRF " + msg), known)
+            run.finish("cross-fit")
+            semi_epochs = run.epochs("semicrf", prefix="semi-Markov CRF ")
+            semi_oof, semi_fold = semicrf.semi_cross_fit(train_docs, gold_mats, cfg, mean, scale, seed, semi_epochs,
+                                                         known)
             if semi_fold != fold:
                 raise RuntimeError("the semi-Markov CRF was cross-fitted over other folds")
             semicrf.set_extra(oof, semi_oof)
             semi_model = semicrf.fit_semicrf(train_docs, gold_mats, cfg, mean, scale, seed,
-                                             lambda msg: log("final semi-Markov CRF: " + msg), None, known)
+                                             lambda msg: semi_epochs("(final) " + msg), None, known)
             timings["semicrf_s"] = time.perf_counter() - t1
+            run.finish("semicrf")
         run.finish("cross-fit")
         decoder, thresholds, extra["cross_validation"] = fit_decoder(
             train_docs, oof, fold, gold_mats, train_pairs, train_gold, pos_train, cfg.paragraph_step,
