@@ -2,7 +2,7 @@
 """Do block-level (span) lexical scores separate split / m:n gold members from the cells around them?
 
 For every DEplain-web train document: the per-cell lexical features of the CRF emission
-(``features.lexical_features`` with context channels, 20 channels) and the block-level channels of
+(``features.lexical_features`` with context channels, 18 channels) and the block-level channels of
 ``span_emission.span_emission_features`` (a sentence against the concatenation of a run of up to 6 simple
 / 3 complex sentences, and run against run). Populations, per gold group shape (1:1, 1:n, n:1,
 m:n): the gold cells of that shape (positives) against the non-gold cells "around them" (negatives:
@@ -33,6 +33,9 @@ def main() -> int:
     ap.add_argument("--widths", default="6,3", help="longest runs of simple, complex sentences")
     ap.add_argument("--out", default="var/span_emission_analysis.json")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--oof", nargs="*", default=[],
+                    help="caches of engine_decoders.py (var/oof.pkl, ...): the same AUCs for their out-of-fold "
+                         "CRF marginals (max of both directions)")
     args = ap.parse_args()
 
     import numpy as np
@@ -53,7 +56,11 @@ def main() -> int:
     fold = folds_by_document(pairs, 4, args.seed)
     lex_names = lexical_feature_names(True)
     names = lex_names + list(SPAN_EMISSION_FEATURES)
+    import pickle
+
+    oofs = [pickle.loads(Path(p).read_bytes())[0] for p in args.oof]
     xs, ys, shapes, around, folds = [], [], [], [], []
+    marg: list[list[np.ndarray]] = [[] for _ in oofs]
     for d, pair in enumerate(pairs):
         simple, complex_ = pair.simple_sentences(), pair.complex_sentences()
         m, n = len(simple), len(complex_)
@@ -81,6 +88,8 @@ def main() -> int:
         shapes.append(shp.ravel())
         around.append(near.reshape(5, m * n))
         folds.append(np.full(m * n, fold[d]))
+        for k, oof in enumerate(oofs):
+            marg[k].append(np.maximum(oof[d].forward_marginals, oof[d].reverse_marginals).ravel())
     x = np.concatenate(xs)
     y = np.concatenate(ys)
     shp = np.concatenate(shapes)
@@ -105,8 +114,8 @@ def main() -> int:
             print(f"{name:22s} " + " ".join(f"{aucs[p]:6.3f}" for p in pops), flush=True)
     print("\ncell classifier (gradient boosting, 4 folds by document), AUC / average precision per population")
     from sklearn.metrics import average_precision_score
-    for label, cols in (("per-cell lexical (20)", list(range(len(lex_names)))),
-                        ("per-cell + block (29)", list(range(len(names))))):
+    for label, cols in ((f"per-cell lexical ({len(lex_names)})", list(range(len(lex_names)))),
+                        (f"per-cell + block ({len(names)})", list(range(len(names))))):
         score = np.zeros(len(y))
         for f in range(4):
             tr, te = fo != f, fo == f
@@ -117,6 +126,15 @@ def main() -> int:
                    "ap": float(average_precision_score(y[keep], score[keep]))} for p, keep in pops.items()}
         out["classifier"][label] = res
         print(f"{label:22s} " + " ".join(f"{p} {r['auc']:.3f}/{r['ap']:.3f}" for p, r in res.items()), flush=True)
+    out["oof"] = {}
+    for path, ms in zip(args.oof, marg, strict=True):
+        score = np.concatenate(ms)
+        res = {p: {"auc": float(roc_auc_score(y[keep], score[keep])),
+                   "ap": float(average_precision_score(y[keep], score[keep]))} for p, keep in pops.items()}
+        res["median_gold"] = {sh: float(np.median(score[shp == code])) for sh, code in SHAPE_CODE.items()}
+        out["oof"][path] = res
+        print(f"{path:22s} " + " ".join(f"{p} {res[p]['auc']:.3f}/{res[p]['ap']:.3f}" for p in pops)
+              + " | median marginal of gold " + " ".join(f"{sh} {v:.3f}" for sh, v in res["median_gold"].items()))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     return 0
