@@ -353,10 +353,11 @@ def decode_semicrf(model: BiSemiCRF, seqs: dict[str, list[SpanSeq]], docs: Seque
         scorer = model.direction(d)
         for s in items:
             batch = collate_spans([s])
-            with torch.enable_grad():
+            with torch.no_grad():  # no graph over the weights: only the span marginals are needed
                 span, trans = scorer(batch)
-                span = span.detach().requires_grad_(True)
-                z = log_partition(span, trans.detach(), batch.step_mask)
+            with torch.enable_grad():
+                span.requires_grad_(True)
+                z = log_partition(span, trans, batch.step_mask)
                 (grad,) = torch.autograd.grad(z.sum(), span)
             marg = cell_marginals(grad[0].numpy().astype(np.float64))
             labels, _ = semimarkov.viterbi(span[0].detach().numpy().astype(np.float64),
