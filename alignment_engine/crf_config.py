@@ -44,6 +44,7 @@ class CRFConfig:
     span_emission_widths: tuple[int, int] = (6, 3)  # longest runs of simple / complex sentences
     semicrf: bool = False  # learned decoder: a semi-Markov CRF over span labels (semicrf.py; runs of at most
     #                        span_emission_widths) is cross-fitted too and its decodings are extra cell channels
+    semicrf_epochs: int = 20  # its training epochs (Adam, lr crf_lr decayed linearly to 10%)
     # --- networks and CRF training
     hidden: int = 32
     transition_hidden: int = 16

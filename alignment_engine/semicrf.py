@@ -314,7 +314,7 @@ def train_semicrf(model: BiSemiCRF, train: dict[str, list[SpanSeq]], config: CRF
     batches = {d: [collate_spans(b) for b in _batches(seqs, config.crf_batch)] for d, seqs in train.items()}
     steps = {d: max(sum(int(b.step_mask.sum()) for b in bs), 1) for d, bs in batches.items()}
     opt = torch.optim.Adam(model.parameters(), lr=config.crf_lr, weight_decay=config.crf_weight_decay)
-    epochs = max(int(config.crf_epochs), 1)
+    epochs = max(int(config.semicrf_epochs), 1)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: 1.0 - 0.9 * e / epochs)
     stats: dict = {"loss": []}
     for epoch in range(epochs):

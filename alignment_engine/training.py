@@ -161,7 +161,7 @@ class RunProgress:
             "encoder": int(cfg.encoder_steps) if fine_tune else 0,
             "features": 1,
             "cross-fit": n_folds(cfg, n_docs) * int(cfg.crf_epochs) if learned else 0,
-            "semicrf": (n_folds(cfg, n_docs) + 1) * int(cfg.crf_epochs) if learned and cfg.semicrf else 0,
+            "semicrf": (n_folds(cfg, n_docs) + 1) * int(cfg.semicrf_epochs) if learned and cfg.semicrf else 0,
             "decoder": 1 if learned else 0,
             "crf": int(cfg.crf_epochs),
             "dev": 1 if has_dev else 0,
