@@ -343,37 +343,65 @@ def cell_marginals(span_marg: np.ndarray) -> np.ndarray:
     return np.clip(out, 0.0, 1.0)
 
 
-def decode_semicrf(model: BiSemiCRF, seqs: dict[str, list[SpanSeq]], docs: Sequence) -> list:
+#: Sequences per padded batch of the semi-Markov decoding (sorted by size, so padding stays small) ...
+DECODE_BATCH = 32
+#: ... and at most this many padded cells (steps x labels x sequences) per batch.
+DECODE_CELLS = 20_000
+
+
+def _decode_chunks(seqs: list[SpanSeq], size: int, cells: int) -> list[list[SpanSeq]]:
+    order = sorted(seqs, key=lambda s: (s.feats.shape[1], s.feats.shape[0]))
+    out: list[list[SpanSeq]] = []
+    cur: list[SpanSeq] = []
+    for s in order:
+        t = max([x.feats.shape[0] for x in cur] + [s.feats.shape[0]])
+        n = max([x.feats.shape[1] for x in cur] + [s.feats.shape[1]])
+        if cur and (len(cur) >= size or t * n * (len(cur) + 1) > cells):
+            out.append(cur)
+            cur = []
+        cur.append(s)
+    if cur:
+        out.append(cur)
+    return out
+
+
+def decode_semicrf(model: BiSemiCRF, seqs: dict[str, list[SpanSeq]], docs: Sequence,
+                   batch_size: int = DECODE_BATCH) -> list:
     """Per document: both directions' Viterbi spans and cell marginals, as
-    :class:`~alignment_engine.crf_aligner.Decoded` (what the learned decoder reads)."""
+    :class:`~alignment_engine.crf_aligner.Decoded` (what the learned decoder reads). Sequences are
+    decoded in padded batches of at most ``batch_size`` sequences and :data:`DECODE_CELLS` padded cells
+    (one forward and one backward pass per batch)."""
     from alignment_engine.crf_aligner import Decoded
 
     out = [Decoded.empty(doc.shape) for doc in docs]
     for d, items in seqs.items():
         scorer = model.direction(d)
-        for s in items:
-            batch = collate_spans([s])
+        for chunk in _decode_chunks(list(items), max(int(batch_size), 1), DECODE_CELLS):
+            batch = collate_spans(chunk)
             with torch.no_grad():  # no graph over the weights: only the span marginals are needed
                 span, trans = scorer(batch)
             with torch.enable_grad():
                 span.requires_grad_(True)
                 z = log_partition(span, trans, batch.step_mask)
                 (grad,) = torch.autograd.grad(z.sum(), span)
-            marg = cell_marginals(grad[0].numpy().astype(np.float64))
-            labels, _ = semimarkov.viterbi(span[0].detach().numpy().astype(np.float64),
-                                           trans[0].detach().numpy().astype(np.float64))
-            t, n = marg.shape
-            vit = np.zeros((t, n), dtype=bool)
-            for i, lab in enumerate(labels):
-                if lab is not None:
-                    vit[i, lab[0]: lab[0] + lab[1]] = True
-            dec = out[s.doc]
-            if d == "s2c":
-                dec.forward[:] = vit
-                dec.forward_marginals[:] = marg
-            else:
-                dec.reverse[:] = vit.T
-                dec.reverse_marginals[:] = marg.T
+            grad_np = grad.numpy().astype(np.float64)
+            span_np = span.detach().numpy().astype(np.float64)
+            trans_np = trans.numpy().astype(np.float64)
+            for k, s in enumerate(chunk):
+                t, n = s.feats.shape[:2]
+                marg = cell_marginals(grad_np[k, :t, :n])
+                labels, _ = semimarkov.viterbi(span_np[k, :t, :n], trans_np[k, : n + 1, :n])
+                vit = np.zeros((t, n), dtype=bool)
+                for i, lab in enumerate(labels):
+                    if lab is not None:
+                        vit[i, lab[0]: lab[0] + lab[1]] = True
+                dec = out[s.doc]
+                if d == "s2c":
+                    dec.forward[:] = vit
+                    dec.forward_marginals[:] = marg
+                else:
+                    dec.reverse[:] = vit.T
+                    dec.reverse_marginals[:] = marg.T
     return out
 
 

@@ -101,3 +101,31 @@ def test_gold_options_of_partial_labels_open_unlabelled_spans() -> None:
     assert gs[0].sum() == 1 and gs[0, 1, 0] and not gn[0]  # a labelled positive: its run only
     assert gs[1, 0, 0] and gs[1, 1, 0] and gs[1, 0, 1] and gs[1].sum() == 3 and gn[1]  # null or unlabelled spans
     assert gs[2].sum() == 0 and gn[2]
+
+
+def test_batched_decoding_equals_one_document_at_a_time() -> None:
+    from alignment_engine.crf_aligner import prepare_docs
+    from alignment_engine.crf_config import CRFConfig
+    from alignment_engine.semicrf import BiSemiCRF, build_span_sequences, decode_semicrf
+    from alignment_engine.types import DocPair
+
+    pairs = [
+        DocPair("a", [["The cat sat on the mat today.", "It was very happy there."], ["Dogs bark loudly at night."]],
+                [["The cat sat on the mat.", "It was happy."], ["Dogs bark at night."]]),
+        DocPair("b", [["Rain fell over the city for days.", "People stayed inside their houses."]],
+                [["It rained for days.", "People stayed inside.", "New sentence without source."]]),
+    ]
+    cfg = CRFConfig().with_options(span_emission_widths=(3, 2))
+    docs = prepare_docs(pairs, cfg, None)
+    n_feat = docs[0].lex.shape[-1]
+    torch.manual_seed(0)
+    model = BiSemiCRF(n_feat, cfg).eval()
+    mean, scale = np.zeros(n_feat, dtype=np.float32), np.ones(n_feat, dtype=np.float32)
+    seqs = {d: build_span_sequences(docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}
+    together = decode_semicrf(model, seqs, docs, batch_size=8)
+    alone = decode_semicrf(model, seqs, docs, batch_size=1)
+    for x, y in zip(together, alone, strict=True):
+        assert np.allclose(x.forward_marginals, y.forward_marginals, atol=1e-5)
+        assert np.allclose(x.reverse_marginals, y.reverse_marginals, atol=1e-5)
+        assert (x.forward == y.forward).all() and (x.reverse == y.reverse).all()
+        assert x.forward_marginals.max() > 0 and (x.forward_marginals <= 1).all()
