@@ -43,7 +43,7 @@ from alignment_engine.features import (
     ENCODER_FEATURES,
     TRANSITION_FEATURES,
     candidate_mask,
-    encoder_channels,
+    emission_features,
     lexical_feature_names,
     lexical_features,
     start_features,
@@ -56,6 +56,7 @@ from alignment_engine.semimarkov import decode_spans
 from alignment_engine.similarity import word_incidence
 from alignment_engine.stacking import (
     CANDIDATE_MIN,
+    Decoded,
     LearnedDecoder,
     candidates,
     closure,
@@ -104,16 +105,6 @@ def feature_names(emission: str, context: bool = False, span: bool = False) -> l
     if emission == "encoder+lexical":
         return lexical_feature_names(context, span) + list(ENCODER_FEATURES)
     raise ValueError(f"emission must be one of {EMISSIONS}, got {emission!r}")
-
-
-def cell_features(doc: DocData, emission: str) -> np.ndarray:
-    """(m, n, F) raw (unstandardised) features of the configured emission."""
-    enc = encoder_channels(doc.enc_prob, doc.enc_scored)
-    if emission == "encoder":
-        return enc
-    if emission == "lexical":
-        return doc.lex
-    return np.concatenate([doc.lex, enc], axis=-1)
 
 
 def paragraph_allowed(pair: DocPair, links: Sequence[tuple[int, int, float]]) -> np.ndarray:
@@ -182,7 +173,7 @@ def build_sequences(
     """
     out: list[Seq] = []
     for d, doc in enumerate(docs):
-        feats = (cell_features(doc, config.emission) - mean) / scale
+        feats = (emission_features(doc, config.emission) - mean) / scale
         allowed = doc.allowed if doc.allowed is not None else np.ones(doc.shape, dtype=bool)
         c3g = doc.lex[:, :, 0] if doc.lex.size else np.zeros(doc.shape)
         g = None if gold is None else gold[d]
@@ -442,28 +433,6 @@ def _train_lbfgs(model: BiCRF, batches: dict[str, list[Batch]], total_steps: dic
             progress(f"crf epoch {epoch + 1}/{config.crf_epochs} loss {value:.4f} (L-BFGS, {evaluations} evaluations)")
     stats["evaluations"] = evaluations
     return stats
-
-
-@dataclass
-class Decoded:
-    """Both directions' decoding of one document, as (m, n) matrices (rows simple, columns complex)."""
-
-    forward: np.ndarray  # bool: the simple->complex Viterbi path
-    reverse: np.ndarray  # bool: the complex->simple Viterbi path
-    forward_marginals: np.ndarray  # float32: P(a_i = j) of the simple->complex CRF
-    reverse_marginals: np.ndarray  # float32: P(b_j = i) of the complex->simple CRF
-    extra: np.ndarray | None = None  # (m, n, K) channels of a second sequence model for the learned decoder
-    #                                  (stacking.extra_channels of the semi-Markov CRF's decoding), or None
-
-    @classmethod
-    def empty(cls, shape: tuple[int, int]) -> Decoded:
-        return cls(np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool), np.zeros(shape, dtype=np.float32),
-                   np.zeros(shape, dtype=np.float32))
-
-    @property
-    def score(self) -> np.ndarray:
-        """(m, n) confidence of each cell: the larger of the two directions' marginals."""
-        return np.maximum(self.forward_marginals, self.reverse_marginals)
 
 
 @torch.no_grad()
@@ -843,7 +812,7 @@ def predicted_links(pair: DocPair, config: CRFConfig) -> list[tuple[int, int, fl
 
 def fit_normalisation(docs: Sequence[DocData], emission: str, context: bool = False, span: bool = False) -> dict:
     names = feature_names(emission, context, span)
-    xs = [cell_features(d, emission).reshape(-1, len(names)) for d in docs if d.lex.size]
+    xs = [emission_features(d, emission).reshape(-1, len(names)) for d in docs if d.lex.size]
     x = np.concatenate(xs) if xs else np.zeros((1, len(names)), dtype=np.float32)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)

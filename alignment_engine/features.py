@@ -12,6 +12,8 @@ saying whether the cell was scored at all (only candidate cells are sent to the 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 
@@ -86,6 +88,17 @@ def candidate_mask(sim: np.ndarray, k: int, allowed: np.ndarray | None = None) -
     if allowed is not None:
         out &= allowed
     return out
+
+
+def emission_features(doc: Any, emission: str) -> np.ndarray:
+    """(m, n, F) raw (unstandardised) features of the configured emission of a document
+    (:class:`~alignment_engine.crf_aligner.DocData`: its ``lex``, ``enc_prob``, ``enc_scored``)."""
+    enc = encoder_channels(doc.enc_prob, doc.enc_scored)
+    if emission == "encoder":
+        return enc
+    if emission == "lexical":
+        return np.asarray(doc.lex)
+    return np.concatenate([doc.lex, enc], axis=-1)
 
 
 def encoder_channels(prob: np.ndarray, scored: np.ndarray) -> np.ndarray:

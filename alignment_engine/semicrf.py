@@ -37,9 +37,10 @@ from torch import nn
 
 from alignment_engine import semimarkov
 from alignment_engine.crf_config import CRFConfig
-from alignment_engine.features import TRANSITION_FEATURES, start_features, transition_features
+from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_features
 from alignment_engine.similarity import _bags_from_codes, _char_codes, _pair_bags, _word_tuple
 from alignment_engine.span_emission import _l2, _sets_matrix, runs
+from alignment_engine.stacking import Decoded, extra_channels
 
 NEG = -1e9
 RUN_VALUES = ("c3g_run", "cover_step", "cover_run")
@@ -150,15 +151,13 @@ def build_span_sequences(docs: Sequence, direction: str, config: CRFConfig, mean
                          known: Sequence[np.ndarray | None] | None = None) -> list[SpanSeq]:
     """One :class:`SpanSeq` per document (``docs``: :class:`~alignment_engine.crf_aligner.DocData`);
     ``known[d]`` the partial labels of document ``d`` (:func:`alignment_engine.gold.known_matrix`) or None."""
-    from alignment_engine.crf_aligner import cell_features
-
     width = direction_width(config, direction)
     out = []
     for d, doc in enumerate(docs):
         m, n = doc.shape
         if m == 0 or n == 0:
             continue
-        feats = ((cell_features(doc, config.emission) - mean) / scale).astype(np.float32)
+        feats = ((emission_features(doc, config.emission) - mean) / scale).astype(np.float32)
         key = (id(doc), direction)
         if cache is not None and key in cache:
             rv = cache[key]
@@ -371,8 +370,6 @@ def decode_semicrf(model: BiSemiCRF, seqs: dict[str, list[SpanSeq]], docs: Seque
     :class:`~alignment_engine.crf_aligner.Decoded` (what the learned decoder reads). Sequences are
     decoded in padded batches of at most ``batch_size`` sequences and :data:`DECODE_CELLS` padded cells
     (one forward and one backward pass per batch)."""
-    from alignment_engine.crf_aligner import Decoded
-
     out = [Decoded.empty(doc.shape) for doc in docs]
     for d, items in seqs.items():
         scorer = model.direction(d)
@@ -418,33 +415,6 @@ def fit_semicrf(docs: Sequence, gold_mats: Sequence[np.ndarray], config: CRFConf
     return model.eval()
 
 
-def semi_cross_fit(docs: Sequence, gold_mats: Sequence[np.ndarray], config: CRFConfig, mean: np.ndarray,
-                   scale: np.ndarray, seed: int, log: Callable[[str], None],
-                   known: Sequence[np.ndarray | None] | None = None) -> tuple[list, list[int]]:
-    """Out-of-fold decodings of the train documents (as :func:`alignment_engine.training.cross_fit`, same
-    folds and seeds) by semi-Markov CRFs that did not see them."""
-    from alignment_engine.training import folds_by_document, n_folds
-
-    k = n_folds(config, len(docs))
-    fold = folds_by_document([d.pair for d in docs], k, seed)
-    cache: dict = {}
-    oof: list = [None] * len(docs)
-    for f in range(k):
-        fit_idx = [i for i in range(len(docs)) if fold[i] != f]
-        held = [i for i in range(len(docs)) if fold[i] == f]
-        def fold_log(msg: str, f: int = f) -> None:
-            log(f"fold {f + 1}/{k}: {msg}")
-
-        model = fit_semicrf([docs[i] for i in fit_idx], [gold_mats[i] for i in fit_idx], config, mean, scale,
-                            seed + 1 + f, fold_log, cache, None if known is None else [known[i] for i in fit_idx])
-        held_docs = [docs[i] for i in held]
-        decs = decode_semicrf(model, {d: build_span_sequences(held_docs, d, config, mean, scale, None, cache)
-                                      for d in ("s2c", "c2s")}, held_docs)
-        for i, dec in zip(held, decs, strict=True):
-            oof[i] = dec
-    return oof, fold
-
-
 def attach_extra(model: BiSemiCRF, decs: Sequence, docs: Sequence, config: CRFConfig, mean: np.ndarray,
                  scale: np.ndarray) -> None:
     """Decode ``docs`` with the semi-Markov CRFs and store their channels in each first-order decoding's
@@ -455,7 +425,5 @@ def attach_extra(model: BiSemiCRF, decs: Sequence, docs: Sequence, config: CRFCo
 
 def set_extra(decs: Sequence, semi: Sequence) -> None:
     """``decs[i].extra`` = the :func:`~alignment_engine.stacking.extra_channels` of ``semi[i]``."""
-    from alignment_engine.stacking import extra_channels
-
     for dec, sd in zip(decs, semi, strict=True):
         dec.extra = extra_channels(sd.forward_marginals, sd.reverse_marginals, sd.forward, sd.reverse)

@@ -130,6 +130,28 @@ def candidates(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, for
     return (np.maximum(forward_marginals, reverse_marginals) >= CANDIDATE_MIN) | forward | reverse
 
 
+@dataclass
+class Decoded:
+    """Both directions' decoding of one document, as (m, n) matrices (rows simple, columns complex)."""
+
+    forward: np.ndarray  # bool: the simple->complex Viterbi path
+    reverse: np.ndarray  # bool: the complex->simple Viterbi path
+    forward_marginals: np.ndarray  # float32: P(a_i = j) of the simple->complex CRF
+    reverse_marginals: np.ndarray  # float32: P(b_j = i) of the complex->simple CRF
+    extra: np.ndarray | None = None  # (m, n, K) channels of a second sequence model for the learned decoder
+    #                                  (stacking.extra_channels of the semi-Markov CRF's decoding), or None
+
+    @classmethod
+    def empty(cls, shape: tuple[int, int]) -> Decoded:
+        return cls(np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool), np.zeros(shape, dtype=np.float32),
+                   np.zeros(shape, dtype=np.float32))
+
+    @property
+    def score(self) -> np.ndarray:
+        """(m, n) confidence of each cell: the larger of the two directions' marginals."""
+        return np.maximum(self.forward_marginals, self.reverse_marginals)
+
+
 def cell_features(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, forward: np.ndarray,
                   reverse: np.ndarray, lex: np.ndarray, para_prob: np.ndarray | None,
                   span: np.ndarray | None = None) -> np.ndarray:

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from alignment_engine import model_store
+from alignment_engine import model_store, semicrf
 from alignment_engine.crf_aligner import (
     COMBINES,
     LEARNED,
@@ -236,6 +236,31 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
             oof[i] = dec
     return [d for d in oof if d is not None], fold
 
+
+
+def semi_cross_fit(docs: Sequence, gold_mats: Sequence[np.ndarray], config: CRFConfig, mean: np.ndarray,
+                   scale: np.ndarray, seed: int, log: Callable[[str], None],
+                   known: Sequence[np.ndarray | None] | None = None) -> tuple[list, list[int]]:
+    """Out-of-fold decodings of the train documents (as :func:`alignment_engine.training.cross_fit`, same
+    folds and seeds) by semi-Markov CRFs that did not see them."""
+    k = n_folds(config, len(docs))
+    fold = folds_by_document([d.pair for d in docs], k, seed)
+    cache: dict = {}
+    oof: list = [None] * len(docs)
+    for f in range(k):
+        fit_idx = [i for i in range(len(docs)) if fold[i] != f]
+        held = [i for i in range(len(docs)) if fold[i] == f]
+        def fold_log(msg: str, f: int = f) -> None:
+            log(f"fold {f + 1}/{k}: {msg}")
+
+        model = semicrf.fit_semicrf([docs[i] for i in fit_idx], [gold_mats[i] for i in fit_idx], config, mean, scale,
+                            seed + 1 + f, fold_log, cache, None if known is None else [known[i] for i in fit_idx])
+        held_docs = [docs[i] for i in held]
+        decs = semicrf.decode_semicrf(model, {d: semicrf.build_span_sequences(held_docs, d, config, mean, scale, None, cache)
+                                      for d in ("s2c", "c2s")}, held_docs)
+        for i, dec in zip(held, decs, strict=True):
+            oof[i] = dec
+    return oof, fold
 
 def fit_decoder(
     docs: Sequence[DocData], decs_all: Sequence[Decoded], fold: Sequence[int], gold_mats: Sequence[np.ndarray],
@@ -462,12 +487,10 @@ def train_model(
         t0 = time.perf_counter()
         oof, fold = cross_fit(train_docs, gold_mats, cfg, mean, scale, seed, log, run, known)
         if cfg.semicrf:
-            from alignment_engine import semicrf
-
             t1 = time.perf_counter()
             run.finish("cross-fit")
             semi_epochs = run.epochs("semicrf", prefix="semi-Markov CRF ")
-            semi_oof, semi_fold = semicrf.semi_cross_fit(train_docs, gold_mats, cfg, mean, scale, seed, semi_epochs,
+            semi_oof, semi_fold = semi_cross_fit(train_docs, gold_mats, cfg, mean, scale, seed, semi_epochs,
                                                          known)
             if semi_fold != fold:
                 raise RuntimeError("the semi-Markov CRF was cross-fitted over other folds")
@@ -498,9 +521,7 @@ def train_model(
         dev_seqs = {d: build_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}
         decs = decode(model, dev_seqs, dev_docs)
         if semi_model is not None:
-            from alignment_engine.semicrf import attach_extra
-
-            attach_extra(semi_model, decs, dev_docs, cfg, mean, scale)
+            semicrf.attach_extra(semi_model, decs, dev_docs, cfg, mean, scale)
         if decoder is None:
             thresholds, rule_table = tune_decoding(dev_docs, decs, dev_pairs, dev_gold, open_cells)
         pred = [alignments_from(doc, dec, thresholds, decoder) for doc, dec in zip(dev_docs, decs, strict=True)]

@@ -103,14 +103,14 @@ def main() -> int:
     n_feat = len(feature_names(cfg.emission, cfg.context_features, cfg.span_emission))
     t0 = time.perf_counter()
     if args.semi_only:
-        from alignment_engine import semicrf
+        from alignment_engine import semicrf, training
 
         if cache.is_file():
             oof, fold, state = pickle.loads(cache.read_bytes())
             model = semicrf.BiSemiCRF(len(mean), cfg)
             model.load_state_dict(state)
         else:
-            oof, fold = semicrf.semi_cross_fit(docs, gold_mats, cfg, mean, scale, args.seed, log)
+            oof, fold = training.semi_cross_fit(docs, gold_mats, cfg, mean, scale, args.seed, log)
             model = semicrf.fit_semicrf(docs, gold_mats, cfg, mean, scale, args.seed, log)
             cache.parent.mkdir(parents=True, exist_ok=True)
             cache.write_bytes(pickle.dumps((oof, fold, model.state_dict())))
@@ -133,7 +133,7 @@ def main() -> int:
         dev_decs = decode(model, {d: build_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")},
                           dev_docs)
     if args.hybrid_cache:
-        from alignment_engine import semicrf
+        from alignment_engine import semicrf, training
         from alignment_engine.stacking import extra_channels
 
         semi_cfg = cfg
