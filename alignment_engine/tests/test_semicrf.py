@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import torch
 
 from alignment_engine import semimarkov
 from alignment_engine.semicrf import NEG, cell_marginals, gold_options, log_partition, run_values
-
-
-def _labellings(m: int, n: int, width: int) -> list[tuple[tuple[int, int] | None, ...]]:
-    options: list[tuple[int, int] | None] = [None] + [(a, w) for a in range(n) for w in range(1, width + 1) if a + w <= n]
-    return list(itertools.product(options, repeat=m))
+from alignment_engine.tests.test_semimarkov import _labellings  # every labelling of a tiny sequence
 
 
 def _score(lab: tuple[tuple[int, int] | None, ...], span: np.ndarray, trans: np.ndarray) -> float:
