@@ -34,11 +34,8 @@ ANSWERS = [
 @role_required(*LABELERS)
 def label_page(request: HttpRequest, job_id: int) -> HttpResponse:
     membership = assignment.membership_with_job(job_id, user_of(request))  # one query once the user has started
-    if membership is None:
-        job = get_object_or_404(LabelingJob, pk=job_id)
-        membership = assignment.membership_for(job, user_of(request))
-    else:
-        job = membership.job
+    # before the user's first question the job is read on its own; serving creates the membership
+    job = get_object_or_404(LabelingJob, pk=job_id) if membership is None else membership.job
     context: dict[str, object] = {"job": job, "answers": ANSWERS}
     try:
         found = assignment.next_served(job, user_of(request), membership=membership)

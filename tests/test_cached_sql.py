@@ -11,7 +11,7 @@ from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation.models import Assignment, JobItem, Judgment, Membership
+from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Membership
 from annotation.services import assignment
 from annotation.tests.factories import make_job
 from config.cached_sql import (
@@ -21,6 +21,7 @@ from config.cached_sql import (
     CachedUpdate,
     concrete_attnames,
     instance,
+    instances,
 )
 
 pytestmark = pytest.mark.django_db
@@ -53,6 +54,12 @@ def test_cached_query_returns_what_the_queryset_returns(make_user):
     m = Membership.objects.get(job=job, annotator=users[0])
     row = CachedQuery(lambda pk: Membership.objects.filter(pk=pk).values_list(*concrete_attnames(Membership)), pk=int).rows(pk=m.pk)[0]
     rebuilt = instance(Membership, row)
+    joined = CachedQuery(  # a row of two models side by side, split back by instances()
+        lambda pk: Membership.objects.filter(pk=pk).values_list(*concrete_attnames(Membership), *concrete_attnames(LabelingJob, "job__")),
+        pk=int,
+    ).rows(pk=m.pk)[0]
+    member, its_job = instances(joined, Membership, LabelingJob)
+    assert (member.pk, member.job_id, its_job.pk, its_job.min_seconds) == (m.pk, job.pk, job.pk, job.min_seconds)
     assert (rebuilt.pk, rebuilt.questions_served, rebuilt.removed, rebuilt.last_answer_at) == (m.pk, 2, False, m.last_answer_at)
 
 

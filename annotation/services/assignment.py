@@ -33,7 +33,15 @@ from django.utils import timezone
 
 from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, Membership, TestQuestion
 from annotation.services.removal import release_assignments
-from config.cached_sql import CachedInsert, CachedQuery, CachedSave, CachedUpdate, concrete_attnames, instance
+from config.cached_sql import (
+    CachedInsert,
+    CachedQuery,
+    CachedSave,
+    CachedUpdate,
+    concrete_attnames,
+    instance,
+    instances,
+)
 
 MAX_PENDING = 2  # the question on screen and the preloaded next one
 MAX_EXCLUDE = 4  # tokens a client may name as on screen (the API's ``exclude``)
@@ -46,11 +54,6 @@ class JobClosed(Exception):
 
 class AnnotatorRemoved(Exception):
     """The annotator was removed from the job for low test-question accuracy."""
-
-
-def membership_for(job: LabelingJob, user: User) -> Membership:
-    membership, _ = Membership.objects.get_or_create(job=job, annotator=user)
-    return membership
 
 
 _MEMBERSHIP_WITH_JOB = CachedQuery(
@@ -69,9 +72,7 @@ def membership_with_job(job_id: int, user: User) -> Membership | None:
     found = _MEMBERSHIP_WITH_JOB.rows(job=job_id, user=user.pk)
     if not found:
         return None
-    n = len(Membership._meta.concrete_fields)
-    membership = instance(Membership, found[0][:n])
-    membership.job = instance(LabelingJob, found[0][n:])
+    membership, membership.job = instances(found[0], Membership, LabelingJob)
     return membership
 
 
@@ -170,14 +171,16 @@ _NEW_ASSIGNMENT = {  # the served question's assignment, by what it asks about (
 }
 
 
-def _new_assignment(job: LabelingJob, user: User, now: datetime, expires: datetime, **asks: int) -> str:
-    """Store the served question's assignment (``item_id=`` or ``test_question_id=``); its token."""
+def _new_assignment(job: LabelingJob, user: User, now: datetime, expires: datetime, asks: str, pk: int) -> str:
+    """Store the served question's assignment (``asks``: "item_id" or "test_question_id"); its token."""
     token = new_token()
-    ((field, pk),) = asks.items()
-    values: dict[str, Any] = {"job_id": job.pk, "annotator_id": user.pk, "token": token, "served_at": now,
-                                 "expires_at": expires, field: pk}
-    _NEW_ASSIGNMENT[field].insert(**values)
+    values: dict[str, Any] = {asks: pk}  # typed Any: insert() also takes ``using``
+    _NEW_ASSIGNMENT[asks].insert(
+        job_id=job.pk, annotator_id=user.pk, token=token, served_at=now, expires_at=expires, **values
+    )
     return token
+
+
 # the answer's preload: the free item's pk and texts at or after / before the start rank, compiled once
 _FREE_ITEM = {
     op: CachedQuery(
@@ -204,7 +207,7 @@ def _serve_item(job: LabelingJob, user: User, now: datetime, expires: datetime, 
         return None
     pk, complex_text, simple_text = found
     take_reservation(JobItem, pk)
-    return _new_assignment(job, user, now, expires, item_id=pk), complex_text, simple_text
+    return _new_assignment(job, user, now, expires, "item_id", pk), complex_text, simple_text
 
 
 def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime, rng: random.Random) -> Served | None:
@@ -215,7 +218,7 @@ def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime, 
     test = TestQuestion.objects.select_related("candidate__simple", "candidate__complex").filter(pk=rng.choice(left)).first()
     if test is None:
         return None
-    token = _new_assignment(job, user, now, expires, test_question_id=test.pk)
+    token = _new_assignment(job, user, now, expires, "test_question_id", test.pk)
     return token, test.candidate.complex.text, test.candidate.simple.text
 
 
@@ -246,16 +249,25 @@ def next_served(
     maybe_release_expired(job, now)
     with transaction.atomic():
         found = _LOCK_MEMBERSHIP.rows(job=job.pk, user=user.pk)
-        if not found:  # the user's first question of this job
-            membership_for(job, user)
+        if not found:  # the user's first question of this job: INSERT ... ON CONFLICT DO NOTHING (a
+            # parallel first request may insert it too), then lock the row either way
+            Membership.objects.bulk_create([Membership(job=job, annotator=user)], ignore_conflicts=True)
             found = _LOCK_MEMBERSHIP.rows(job=job.pk, user=user.pk)
         m = instance(Membership, found[0])
         if m.removed:
             raise AnnotatorRemoved()
-        served_before = m.questions_served
-        served = serve_locked(job, user, m, exclude, now)
-        if m.questions_served != served_before:
-            SAVE_SERVED.save(m)
+        return serve_saving(job, user, m, exclude, now)
+
+
+def serve_saving(
+    job: LabelingJob, user: User, membership: Membership, exclude: tuple[str, ...], now: datetime
+) -> tuple[str, str, str] | None:
+    """``serve_locked``, then the membership's ``questions_served`` saved when it served (for a
+    caller with no other membership write to share it with)."""
+    served_before = membership.questions_served
+    served = serve_locked(job, user, membership, exclude, now)
+    if membership.questions_served != served_before:
+        SAVE_SERVED.save(membership)
     return served
 
 

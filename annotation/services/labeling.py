@@ -25,6 +25,7 @@ from config.cached_sql import (
     CachedUpdate,
     concrete_attnames,
     instance,
+    instances,
 )
 from curation.models import AlignmentLabel
 
@@ -183,11 +184,9 @@ _MEMBERSHIP_COUNTERS = CachedSave(
 
 def _assignment_with_job(row: tuple[object, ...]) -> tuple[Assignment, LabelingJob]:
     """The assignment row of ``_ASSIGNMENT_OF_TOKEN`` as instances, its job and test question attached."""
-    n_a, n_j = len(_ASSIGNMENT_COLUMNS[0]), len(_ASSIGNMENT_COLUMNS[1])
-    assignment = instance(Assignment, row[:n_a])
-    job = instance(LabelingJob, row[n_a : n_a + n_j])
+    assignment, job, test = instances(row, Assignment, LabelingJob, TestQuestion)
     assignment.job = job
-    assignment.test_question = instance(TestQuestion, row[n_a + n_j :]) if assignment.test_question_id is not None else None
+    assignment.test_question = test if assignment.test_question_id is not None else None
     return assignment, job
 
 
@@ -216,10 +215,7 @@ def submit_answer(
         if assignment.answered_at is not None:
             served = None
             if preload is not None and not membership.removed and job.accepts_answers:
-                served_before = membership.questions_served
-                served = serving.serve_locked(job, user, membership, preload, now)
-                if membership.questions_served != served_before:
-                    serving.SAVE_SERVED.save(membership)
+                served = serving.serve_saving(job, user, membership, preload, now)
             return _result(assignment, membership, duplicate=True, served=served)
         if membership.removed:
             raise Removed("You were removed from this job.")

@@ -158,7 +158,7 @@ def test_twenty_parallel_next_requests_leave_at_most_two_reservations(postgres_o
     """Issue 10 finding 6: one annotator's 20 parallel "next" requests left 3 reservations (limit 2)."""
     job = make_job(n_articles=3, judgments_per_pair=3, every=3, min_seconds=0)
     user = make_user(f"greedy{trial}", "annotator")
-    assignment.membership_for(job, user)
+    Membership.objects.get_or_create(job=job, annotator=user)
     found = in_parallel(20, lambda: assignment.next_question(job, user))
     tokens = [f.token if f else None for f in found]
     pending = Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True)
@@ -166,6 +166,19 @@ def test_twenty_parallel_next_requests_leave_at_most_two_reservations(postgres_o
     assert {t for t in tokens if t} <= set(pending.values_list("token", flat=True))
     items = list(JobItem.objects.filter(job=job))
     assert sum(i.reserved_count for i in items) == pending.exclude(item=None).count()
+
+
+def test_parallel_first_requests_create_one_membership(postgres_only, make_user):  # type: ignore[no-untyped-def]
+    """A new annotator's first "next" requests in parallel: serving creates the membership (INSERT ...
+    ON CONFLICT DO NOTHING under the lock's transaction), once, and the reservation limit holds."""
+    job = make_job(n_articles=3, judgments_per_pair=3, every=3, min_seconds=0)
+    user = make_user("newcomer", "annotator")
+    found = in_parallel(12, lambda: assignment.next_question(job, user))
+    assert Membership.objects.filter(job=job, annotator=user).count() == 1
+    pending = Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True)
+    assert 1 <= pending.count() <= assignment.MAX_PENDING
+    assert {f.token for f in found if f} <= set(pending.values_list("token", flat=True))
+    assert Membership.objects.get(job=job, annotator=user).questions_served == pending.count()
 
 
 def test_parallel_retries_of_an_answer_with_preload_store_it_once_and_reserve_one_question(postgres_only, make_user):  # type: ignore[no-untyped-def]
