@@ -87,6 +87,28 @@ def _check(
     return ChainInputs(emissions, transitions, start, step_mask, label_mask)
 
 
+def exp_transitions(transitions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(exp(transitions - M), M)`` for :func:`logsumexp_step`, ``M`` the maximum of each destination
+    column (over dim -2; kept out of the graph: the log-sum-exp does not depend on the shift). In float64,
+    so that no entry within ~700 nats of its column's maximum underflows."""
+    top = transitions.detach().amax(dim=-2)
+    return torch.exp((transitions - top.unsqueeze(-2)).double()), top
+
+
+def logsumexp_step(alpha: torch.Tensor, exp_trans: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
+    """``logsumexp(alpha[:, :, None] + transitions, dim=1)`` as a matrix product, ``(B, L)``.
+
+    ``exp_trans``, ``top`` from :func:`exp_transitions` of ``(L_prev, L)`` or ``(B, L_prev, L)``
+    transitions, computed once per sequence batch instead of one exponential per (previous label, label)
+    at every step: ``log(exp(alpha - m) @ exp(transitions - M)) + m + M`` with ``m`` the row's maximum.
+    Exact up to float rounding (gradients included: both shifts cancel); a column sum cannot vanish
+    because the row's best previous label contributes ``exp(transitions[best, l] - M_l) > 0``."""
+    m = alpha.detach().amax(dim=1, keepdim=True)
+    p = torch.exp((alpha - m).double())
+    total = p @ exp_trans if exp_trans.dim() == 2 else torch.bmm(p.unsqueeze(1), exp_trans).squeeze(1)
+    return torch.log(total).to(alpha.dtype) + m + top
+
+
 def _reduce(scores: torch.Tensor, semiring: str) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Reduce over dim 1 of ``(B, L_prev, L)``: max (with argmax) or logsumexp."""
     if semiring == "max":
@@ -139,11 +161,19 @@ def _run(
     alpha = x.start + emis[:, 0]  # (B, L)
     alpha = torch.where(x.step_mask[:, :1], alpha, torch.zeros_like(alpha))
     back: list[torch.Tensor] = [torch.zeros((b, n_labels), dtype=torch.long, device=emis.device)]
+    # the forward algorithm with time-invariant transitions: one matrix product per step
+    fast = exp_transitions(x.transitions) if semiring == "logsumexp" and not per_step and t > 1 else None
+    # per-step views made once (indexing emis[:, step] in the loop makes the backward allocate and add a
+    # full (B, T, L) gradient at every step: quadratic in T)
+    emis_steps = emis.unbind(1)
+    trans_steps = x.transitions.unbind(1) if per_step else None
     for step in range(1, t):
-        trans = x.transitions[:, step] if per_step else x.transitions
-        scores = alpha[:, :, None] + trans  # (B, L_prev, L)
-        reduced, arg = _reduce(scores, semiring)
-        new_alpha = reduced + emis[:, step]
+        if fast is not None:
+            reduced, arg = logsumexp_step(alpha, *fast), None
+        else:
+            trans = x.transitions if trans_steps is None else trans_steps[step]
+            reduced, arg = _reduce(alpha[:, :, None] + trans, semiring)  # over (B, L_prev, L)
+        new_alpha = reduced + emis_steps[step]
         live = x.step_mask[:, step : step + 1]
         alpha = torch.where(live, new_alpha, alpha)
         if arg is not None:

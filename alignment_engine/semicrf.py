@@ -36,6 +36,7 @@ import torch
 from torch import nn
 
 from alignment_engine import semimarkov
+from alignment_engine.crf import exp_transitions, logsumexp_step
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_features
 from alignment_engine.similarity import _bags_from_codes, _char_codes, _pair_bags, _word_tuple
@@ -90,11 +91,16 @@ def log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tens
     if n == 0:
         return span.new_zeros(b)
     pad = span.new_full((b, 1), NEG)
+    fast = exp_transitions(trans)  # one matrix product per step instead of n^2 exp
+    # per-step views made once: indexing span[:, i] in the loop would make its backward allocate and add a
+    # full-size gradient at every step (quadratic in T)
+    steps = [x.unbind(-1) for x in span.unbind(1)]  # [t][w - 1]: (B, n)
+    nulls = None if null is None else null.unbind(1)
     for i in range(t):
-        into = torch.logsumexp(last[:, :, None] + trans, dim=1)  # (B, n)
-        opts = [last + (0.0 if null is None else null[:, i: i + 1])]
+        into = logsumexp_step(last, *fast)  # (B, n): logsumexp over the previous end of last + trans
+        opts = [last if nulls is None else last + nulls[i][:, None]]
         for w in range(1, width + 1):
-            score = into[:, : n - w + 1] + span[:, i, : n - w + 1, w - 1]  # spans ending at e = a + w
+            score = into[:, : n - w + 1] + steps[i][w - 1][:, : n - w + 1]  # spans ending at e = a + w
             opts.append(torch.cat([pad.expand(b, w), score], dim=1) if w <= n else last.new_full((b, n + 1), NEG))
         new = torch.logsumexp(torch.stack(opts, dim=0), dim=0)
         last = torch.where(step_mask[:, i: i + 1], new, last)
