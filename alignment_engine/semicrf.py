@@ -343,7 +343,7 @@ def cell_marginals(span_marg: np.ndarray) -> np.ndarray:
     t, n, width = span_marg.shape
     out = np.zeros((t, n))
     for w in range(1, width + 1):
-        for off in range(w):  # span [a, a + w) covers a + off
+        for off in range(min(w, n)):  # span [a, a + w) covers a + off (a run wider than the row: none)
             out[:, off:] += span_marg[:, : n - off, w - 1]
     return np.clip(out, 0.0, 1.0)
 

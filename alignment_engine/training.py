@@ -417,7 +417,9 @@ def train_model(
     if not train_pairs:
         raise ValueError("no training pairs")
     if cfg.semicrf and cfg.decoder != "learned":
-        raise ValueError("semicrf=true needs decoder='learned' (the semi-Markov CRF feeds the learned decoder)")
+        if options.get("semicrf"):
+            raise ValueError("semicrf=true needs decoder='learned' (the semi-Markov CRF feeds the learned decoder)")
+        cfg = replace(cfg, semicrf=False)  # the default semicrf=true: the rule decoder has no use for it
     set_seed(seed)
     dev = resolve_device(device)
     run = RunProgress.plan(progress, cfg, len(train_pairs), bool(dev_pairs) and dev_gold is not None)

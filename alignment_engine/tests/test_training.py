@@ -170,6 +170,19 @@ def test_config_is_typed_and_rejects_bad_values():
     assert CRFConfig.from_dict(CRFConfig(hidden=4).to_dict()) == CRFConfig(hidden=4)
 
 
+def test_a_stored_config_without_a_later_option_reads_it_as_off_whatever_the_default():
+    """A model.json written before semicrf / span_emission / decoder_rounds existed was trained without
+    them: its config reads them as off, not as today's defaults (which may be on)."""
+    from alignment_engine.crf_config import ADDED_LATER
+
+    old = {k: v for k, v in CRFConfig(semicrf=True, decoder_rounds=2, span_emission=True).to_dict().items()
+           if k not in ADDED_LATER}
+    cfg = CRFConfig.from_dict(old)
+    assert (cfg.semicrf, cfg.span_emission, cfg.decoder_rounds) == (False, False, 1)
+    full = CRFConfig(semicrf=True, decoder_rounds=2).to_dict()
+    assert CRFConfig.from_dict(full) == CRFConfig(semicrf=True, decoder_rounds=2)
+
+
 def test_format_1_models_still_load_with_the_options_they_were_trained_with(tmp_path):
     """A model.json written before the learned decoder (format 1: no context features, a dev-tuned
     combination rule, config without the new options) loads and aligns as it did."""
@@ -209,9 +222,11 @@ def test_training_reports_progress_of_the_whole_run(tmp_path):
         else:
             lines.append(str(args[0]))
 
-    train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", progress=progress, **FAST)
+    train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", progress=progress,
+                semicrf_epochs=2, **FAST)
     epochs = FAST["crf_epochs"]
-    total = 1 + 2 * epochs + 1 + epochs + 1 + 1  # features, 2 folds x epochs, decoder, final CRF, dev, save
+    # features, 2 folds x epochs, the semi-Markov CRF's (2 folds + final) x 2 epochs, decoder, final CRF, dev, save
+    total = 1 + 2 * epochs + 3 * 2 + 1 + epochs + 1 + 1
     assert {t for _, t in counts} == {total}
     assert [d for d, _ in counts] == list(range(1, total + 1))  # every step once, in order
     assert sum(line.startswith("cross-fitting fold 2/2: crf epoch") for line in lines) == epochs
@@ -261,3 +276,7 @@ def test_semicrf_and_span_emission_train_a_model_that_aligns_as_trained(tmp_path
         [[(r.simple_id, r.complex_id, r.label) for r in doc] for doc in again]
     with pytest.raises(ValueError, match="semicrf=true needs decoder='learned'"):
         train_model(pairs, gold, out_dir=tmp_path / "r", device="cpu", semicrf=True, decoder="rule", **FAST)
+    # the default semicrf=true is dropped by the rule decoder (it cannot read it), not refused
+    rule = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "r2", device="cpu", decoder="rule", **FAST)
+    rule_meta = json.loads((rule / "model.json").read_text())
+    assert rule_meta["config"]["semicrf"] is False and not (rule / "semicrf.pt").exists()
