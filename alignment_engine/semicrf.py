@@ -40,7 +40,7 @@ from alignment_engine.crf import exp_transitions, logsumexp_step
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_features
 from alignment_engine.similarity import _bags_from_codes, _char_codes, _pair_bags, _word_tuple
-from alignment_engine.span_emission import _l2, _sets_matrix, runs
+from alignment_engine.span_emission import _l2
 from alignment_engine.stacking import Decoded, extra_channels
 
 NEG = -1e9
@@ -49,29 +49,41 @@ RUN_VALUES = ("c3g_run", "cover_step", "cover_run")
 
 def run_values(rows: list[str], cols: list[str], width: int) -> np.ndarray:
     """(len(rows), len(cols), width, 3) float32: for row sentence ``t`` and the run ``[a, a + w)`` of column
-    sentences, the C3G cosine of ``t`` and the run's concatenation, the share of ``t``'s word set found in
-    the run's words and the share of the run's words found in ``t``; 0 for runs past the end."""
+    sentences, the C3G cosine of ``t`` and the run's concatenation (the sum of the run's character 3-gram
+    count vectors, TF-IDF weighted over the document), the share of ``t``'s word set found in the run's
+    words and the share of the run's words found in ``t``; 0 for runs past the end.
+
+    No vector per run is built: the cosine's numerator is a prefix sum over the columns of the row x
+    column dot products, the squared norm of a run's sum a 2-D prefix sum of the columns' Gram matrix, and
+    the word counts come from prefix sums of the columns' 0/1 word matrix (dense: a document's words)."""
     m, n = len(rows), len(cols)
     out = np.zeros((m, n, width, len(RUN_VALUES)), dtype=np.float32)
     if m == 0 or n == 0:
         return out
-    run_list = runs(n, width)
-    inc = _sets_matrix([list(range(a, a + w)) for a, w in run_list], n)
     cr, cc = _bags_from_codes([_char_codes(t) for t in rows], [_char_codes(t) for t in cols])
     df = np.asarray((sp.vstack([cr, cc]) > 0).sum(axis=0)).ravel().astype(np.float64)
     idf = sp.diags(np.log((1.0 + m + n) / (1.0 + df)) + 1.0)
     r_vec = _l2(sp.csr_matrix(cr @ idf))
-    run_vec = _l2(sp.csr_matrix(inc[:, :n] @ sp.csr_matrix(cc @ idf)))
-    cos = np.asarray((r_vec @ run_vec.T).todense())  # (m, n_runs)
+    c_w = sp.csr_matrix(cc @ idf)
+    dots = np.zeros((m, n + 1))
+    dots[:, 1:] = np.cumsum(np.asarray((r_vec @ c_w.T).todense()), axis=1)  # prefix sums over the columns
+    gram = np.zeros((n + 1, n + 1))
+    gram[1:, 1:] = np.cumsum(np.cumsum(np.asarray((c_w @ c_w.T).todense()), axis=0), axis=1)
     br, bc = _pair_bags([_word_tuple(t) for t in rows], [_word_tuple(t) for t in cols], binary=True)
-    union = sp.csr_matrix((inc[:, :n] @ bc) > 0, dtype=np.float64)
-    inter = np.asarray((br @ union.T).todense())  # (m, n_runs)
-    r_size = np.maximum(np.asarray(br.sum(axis=1)).ravel(), 1.0)
-    u_size = np.maximum(np.asarray(union.sum(axis=1)).ravel(), 1.0)
-    for r, (a, w) in enumerate(run_list):
-        out[:, a, w - 1, 0] = cos[:, r]
-        out[:, a, w - 1, 1] = inter[:, r] / r_size
-        out[:, a, w - 1, 2] = inter[:, r] / u_size[r]
+    words = np.zeros((n + 1, bc.shape[1]), dtype=np.int32)
+    words[1:] = np.cumsum(bc.toarray().astype(np.int32), axis=0)
+    row_words = br.toarray().astype(np.float64)
+    r_size = np.maximum(row_words.sum(axis=1), 1.0)
+    for w in range(1, min(width, n) + 1):
+        a, e = np.arange(n - w + 1), np.arange(w, n + 1)  # runs [a, e)
+        norm2 = gram[e, e] - gram[a, e] - gram[e, a] + gram[a, a]
+        norm = np.sqrt(np.maximum(norm2, 0.0))
+        num = dots[:, e] - dots[:, a]
+        out[:, : n - w + 1, w - 1, 0] = np.where(norm > 0, num / np.where(norm > 0, norm, 1.0), 0.0)
+        union = (words[e] - words[a]) > 0  # (runs, vocabulary): the run's word set
+        inter = row_words @ union.T.astype(np.float64)  # (m, runs)
+        out[:, : n - w + 1, w - 1, 1] = inter / r_size[:, None]
+        out[:, : n - w + 1, w - 1, 2] = inter / np.maximum(union.sum(axis=1), 1.0)[None, :]
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from alignment_engine import semimarkov
@@ -86,6 +87,45 @@ def test_run_values_score_a_run_as_a_whole() -> None:
     assert v[0, 0, 1, 0] > max(v[0, 0, 0, 0], v[0, 1, 0, 0])  # the pair's concatenation beats either part
     assert np.isclose(v[0, 0, 1, 2], 1.0)  # every word of the run is in the row sentence
     assert v[0, 2, 1].tolist() == [0.0, 0.0, 0.0]  # runs past the end
+
+
+def _run_values_one_vector_per_run(rows: list[str], cols: list[str], width: int) -> np.ndarray:
+    """The earlier implementation of run_values (one summed vector per run, scipy.sparse): the reference."""
+    import scipy.sparse as sp
+
+    from alignment_engine.similarity import _bags_from_codes, _char_codes, _pair_bags, _word_tuple
+    from alignment_engine.span_emission import _l2, _sets_matrix, runs
+
+    m, n = len(rows), len(cols)
+    out = np.zeros((m, n, width, 3), dtype=np.float32)
+    run_list = runs(n, width)
+    inc = _sets_matrix([list(range(a, a + w)) for a, w in run_list], n)
+    cr, cc = _bags_from_codes([_char_codes(t) for t in rows], [_char_codes(t) for t in cols])
+    df = np.asarray((sp.vstack([cr, cc]) > 0).sum(axis=0)).ravel().astype(np.float64)
+    idf = sp.diags(np.log((1.0 + m + n) / (1.0 + df)) + 1.0)
+    cos = np.asarray((_l2(sp.csr_matrix(cr @ idf)) @ _l2(sp.csr_matrix(inc[:, :n] @ sp.csr_matrix(cc @ idf))).T).todense())
+    br, bc = _pair_bags([_word_tuple(t) for t in rows], [_word_tuple(t) for t in cols], binary=True)
+    union = sp.csr_matrix((inc[:, :n] @ bc) > 0, dtype=np.float64)
+    inter = np.asarray((br @ union.T).todense())
+    r_size = np.maximum(np.asarray(br.sum(axis=1)).ravel(), 1.0)
+    u_size = np.maximum(np.asarray(union.sum(axis=1)).ravel(), 1.0)
+    for r, (a, w) in enumerate(run_list):
+        out[:, a, w - 1] = np.stack([cos[:, r], inter[:, r] / r_size, inter[:, r] / u_size[r]], axis=1)
+    return out
+
+
+@pytest.mark.parametrize("n_rows,n_cols,width", [(5, 7, 3), (4, 2, 6), (1, 1, 3), (9, 12, 6)])
+def test_run_values_equal_one_summed_vector_per_run(n_rows: int, n_cols: int, width: int) -> None:
+    """The prefix-sum run values equal a vector built for every run (sentences with repeated, missing and
+    no words, a run width beyond the document)."""
+    rng = np.random.default_rng(n_rows * 100 + n_cols)
+    vocab = ["Hund", "Katze", "bellt", "schläft", "laut", "der", "die", "und", "Regen", "fällt", "heute"]
+    def sentence() -> str:
+        return " ".join(rng.choice(vocab, size=int(rng.integers(0, 7)))) + "."
+    rows, cols = [sentence() for _ in range(n_rows)], [sentence() for _ in range(n_cols)]
+    cols[0] = rows[0]
+    np.testing.assert_allclose(run_values(rows, cols, width), _run_values_one_vector_per_run(rows, cols, width),
+                               atol=1e-6)
 
 
 def test_gold_options_of_partial_labels_open_unlabelled_spans() -> None:
