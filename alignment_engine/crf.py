@@ -98,14 +98,13 @@ def exp_transitions(transitions: torch.Tensor) -> tuple[torch.Tensor, torch.Tens
 def logsumexp_step(alpha: torch.Tensor, exp_trans: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
     """``logsumexp(alpha[:, :, None] + transitions, dim=1)`` as a matrix product, ``(B, L)``.
 
-    ``exp_trans``, ``top`` from :func:`exp_transitions` of ``(L_prev, L)`` or ``(B, L_prev, L)``
-    transitions, computed once per sequence batch instead of one exponential per (previous label, label)
-    at every step: ``log(exp(alpha - m) @ exp(transitions - M)) + m + M`` with ``m`` the row's maximum.
+    ``exp_trans``, ``top`` from :func:`exp_transitions` of ``(B, L_prev, L)`` transitions, computed once
+    per sequence batch instead of one exponential per (previous label, label) at every step: ``log(exp(alpha - m) @ exp(transitions - M)) + m + M`` with ``m`` the row's maximum.
     Exact up to float rounding (gradients included: both shifts cancel); a column sum cannot vanish
     because the row's best previous label contributes ``exp(transitions[best, l] - M_l) > 0``."""
     m = alpha.detach().amax(dim=1, keepdim=True)
     p = torch.exp((alpha - m).double())
-    total = p @ exp_trans if exp_trans.dim() == 2 else torch.bmm(p.unsqueeze(1), exp_trans).squeeze(1)
+    total = torch.bmm(p.unsqueeze(1), exp_trans).squeeze(1)
     return torch.log(total).to(alpha.dtype) + m + top
 
 

@@ -49,17 +49,18 @@ from alignment_engine.features import (
     start_features,
     transition_features,
 )
+from alignment_engine.optim import adam_epochs
 from alignment_engine.paragraph_model import cell_paragraph_values, paragraph_features
 from alignment_engine.paragraphs import align_paragraphs
 from alignment_engine.rows import rows_from_matrix
 from alignment_engine.semimarkov import decode_spans
 from alignment_engine.similarity import word_incidence
 from alignment_engine.stacking import (
-    CANDIDATE_MIN,
     Decoded,
     LearnedDecoder,
     candidates,
     closure,
+    extra_candidates,
     group_features,
     predict_proba,
     span_features,
@@ -319,6 +320,12 @@ class BiCRF(nn.Module):
     def direction(self, name: str) -> ChainScorer:
         return self.s2c if name == "s2c" else self.c2s
 
+    @classmethod
+    def for_config(cls, config: CRFConfig) -> BiCRF:
+        """The (untrained) CRFs of ``config``: its emission's features, layer sizes and transitions."""
+        n_features = len(feature_names(config.emission, config.context_features, config.span_emission))
+        return cls(n_features, config.hidden, config.transition_hidden, config.transitions)
+
 
 def _batches(seqs: list[Seq], size: int, rng: np.random.Generator | None) -> list[list[Seq]]:
     order = sorted(range(len(seqs)), key=lambda i: (len(seqs[i].cols), len(seqs[i].rows)))
@@ -372,26 +379,13 @@ def train_crf(
     total_steps = {d: sum(int(b.step_mask.sum()) for b in bs) for d, bs in batches.items()}
     if config.crf_optimizer == "lbfgs":
         return _train_lbfgs(model, batches, total_steps, config, stats, progress)
-    opt = torch.optim.Adam(model.parameters(), lr=config.crf_lr, weight_decay=config.crf_weight_decay)
-    epochs = max(int(config.crf_epochs), 1)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: 1.0 - 0.9 * e / epochs)  # linear decay to 10%
-    for epoch in range(config.crf_epochs):
-        epoch_loss = 0.0
-        for d, bs in batches.items():
-            order = rng.permutation(len(bs))
-            for k in order:
-                batch = bs[int(k)]
-                emis, trans, start = model.direction(d)(batch)
-                ll = sequence_log_likelihood(emis, trans, start, batch, config.gold_target)
-                loss = -ll.sum() / max(total_steps[d], 1)
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                epoch_loss += float(loss.detach())
-        sched.step()
-        stats["loss"].append(round(epoch_loss, 5))
-        if progress:
-            progress(f"crf epoch {epoch + 1}/{config.crf_epochs} loss {epoch_loss:.4f}")
+
+    def log_likelihood(d: str, batch: Batch) -> torch.Tensor:
+        emis, trans, start = model.direction(d)(batch)
+        return sequence_log_likelihood(emis, trans, start, batch, config.gold_target)
+
+    stats["loss"] = adam_epochs(model, batches, total_steps, log_likelihood, config.crf_epochs, config.crf_lr,
+                                config.crf_weight_decay, rng, progress, "crf")
     return stats
 
 
@@ -547,8 +541,7 @@ class CRFAligner:
         configure_threads()
         meta = model_store.read_meta(model_dir)
         config = model_store.read_config(meta, model_dir)
-        n_feat = len(feature_names(config.emission, config.context_features, config.span_emission))
-        model = BiCRF(n_feat, config.hidden, config.transition_hidden, config.transitions)
+        model = BiCRF.for_config(config)
         model.load_state_dict(torch.load(Path(model_dir) / model_store.CRF_WEIGHTS, map_location="cpu",
                                          weights_only=True))
         encoder = None
@@ -560,7 +553,7 @@ class CRFAligner:
         if config.semicrf:
             from alignment_engine.semicrf import BiSemiCRF
 
-            semi_model = BiSemiCRF(n_feat, config)
+            semi_model = BiSemiCRF(len(meta["normalisation"]["mean"]), config)  # the features it was trained with
             semi_model.load_state_dict(torch.load(Path(model_dir) / model_store.SEMICRF_WEIGHTS, map_location="cpu",
                                                   weights_only=True))
         decoder: LearnedDecoder | None = None
@@ -640,8 +633,8 @@ def doc_cell_features(doc: DocData, dec: Decoded, para_prob: np.ndarray | None,
     adds the group-level word-cover channels of :func:`alignment_engine.stacking.span_features`.
     """
     mask = candidates(dec.forward_marginals, dec.reverse_marginals, dec.forward, dec.reverse)
-    if dec.extra is not None:  # the second model's candidates too (its marg_max and Viterbi channels)
-        mask |= (dec.extra[:, :, 2] >= CANDIDATE_MIN) | (dec.extra[:, :, 4] > 0) | (dec.extra[:, :, 5] > 0)
+    if dec.extra is not None:  # the second model's candidates too
+        mask |= extra_candidates(dec.extra)
     cells = None if para_prob is None else cell_paragraph_values(para_prob, doc.pair.simple, doc.pair.complex)
     spans = None
     if span:

@@ -39,6 +39,7 @@ from alignment_engine import semimarkov
 from alignment_engine.crf import exp_transitions, logsumexp_step
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_features
+from alignment_engine.optim import adam_epochs
 from alignment_engine.similarity import _bags_from_codes, _char_codes, _pair_bags, _word_tuple
 from alignment_engine.span_emission import _l2
 from alignment_engine.stacking import Decoded, extra_channels
@@ -329,25 +330,11 @@ def train_semicrf(model: BiSemiCRF, train: dict[str, list[SpanSeq]], config: CRF
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     batches = {d: [collate_spans(b) for b in _batches(seqs, config.crf_batch)] for d, seqs in train.items()}
-    steps = {d: max(sum(int(b.step_mask.sum()) for b in bs), 1) for d, bs in batches.items()}
-    opt = torch.optim.Adam(model.parameters(), lr=config.crf_lr, weight_decay=config.crf_weight_decay)
-    epochs = max(int(config.semicrf_epochs), 1)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: 1.0 - 0.9 * e / epochs)
-    stats: dict = {"loss": []}
-    for epoch in range(epochs):
-        total = 0.0
-        for d, bs in batches.items():
-            for k in rng.permutation(len(bs)):
-                loss = -batch_log_likelihood(model.direction(d), bs[int(k)]).sum() / steps[d]
-                opt.zero_grad()
-                loss.backward()  # type: ignore[no-untyped-call]
-                opt.step()
-                total += float(loss.detach())
-        sched.step()
-        stats["loss"].append(round(total, 5))
-        if progress:
-            progress(f"semi-crf epoch {epoch + 1}/{epochs} loss {total:.4f}")
-    return stats
+    steps = {d: sum(int(b.step_mask.sum()) for b in bs) for d, bs in batches.items()}
+    losses = adam_epochs(model, batches, steps, lambda d, batch: batch_log_likelihood(model.direction(d), batch),
+                         max(int(config.semicrf_epochs), 1), config.crf_lr, config.crf_weight_decay, rng, progress,
+                         "semi-crf")
+    return {"loss": losses}
 
 
 def cell_marginals(span_marg: np.ndarray) -> np.ndarray:

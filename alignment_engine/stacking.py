@@ -188,6 +188,12 @@ def extra_channels(forward_marginals: np.ndarray, reverse_marginals: np.ndarray,
     return cell_features(forward_marginals, reverse_marginals, forward, reverse, np.zeros((m, n, 0)), None)
 
 
+def extra_candidates(extra: np.ndarray) -> np.ndarray:
+    """(m, n) bool: :func:`candidates` of the decoding behind :func:`extra_channels` ``extra``."""
+    channel = {name: extra[:, :, k] for k, name in enumerate(DIRECTIONAL)}
+    return (channel["marg_max"] >= CANDIDATE_MIN) | (channel["vit_fwd"] > 0) | (channel["vit_rev"] > 0)
+
+
 GROUP_CHANNELS = (
     "p1", "p1_prev_simple", "p1_next_simple", "p1_prev_complex", "p1_next_complex", "p1_prev_diag", "p1_next_diag",
     "p1_row_max", "p1_col_max", "p1_row_sum", "p1_col_sum", "row_chosen", "col_chosen",

@@ -45,7 +45,6 @@ from alignment_engine.crf_aligner import (
     decode,
     doc_cell_features,
     doc_paragraph_features,
-    feature_names,
     fit_normalisation,
     paragraph_probabilities,
     prepare_docs,
@@ -220,8 +219,7 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
         sub_gold = [gold_mats[i] for i in fit_idx]
         sub_known = None if known is None else [known[i] for i in fit_idx]
         seqs = {d: build_sequences(sub_docs, d, cfg, mean, scale, sub_gold, sub_known) for d in ("s2c", "c2s")}
-        model = BiCRF(len(feature_names(cfg.emission, cfg.context_features, cfg.span_emission)), cfg.hidden, cfg.transition_hidden,
-                      cfg.transitions)
+        model = BiCRF.for_config(cfg)
         prefix = f"cross-fitting fold {f + 1}/{k}: "
         if run is not None:
             fold_log = run.epochs("cross-fit", first=f * int(cfg.crf_epochs), prefix=prefix)
@@ -237,30 +235,30 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
     return [d for d in oof if d is not None], fold
 
 
-
-def semi_cross_fit(docs: Sequence, gold_mats: Sequence[np.ndarray], config: CRFConfig, mean: np.ndarray,
-                   scale: np.ndarray, seed: int, log: Callable[[str], None],
-                   known: Sequence[np.ndarray | None] | None = None) -> tuple[list, list[int]]:
-    """Out-of-fold decodings of the train documents (as :func:`alignment_engine.training.cross_fit`, same
-    folds and seeds) by semi-Markov CRFs that did not see them."""
-    k = n_folds(config, len(docs))
-    fold = folds_by_document([d.pair for d in docs], k, seed)
+def semi_cross_fit(docs: Sequence, gold_mats: Sequence[np.ndarray], fold: Sequence[int], config: CRFConfig,
+                   mean: np.ndarray, scale: np.ndarray, seed: int, log: Callable[[str], None],
+                   known: Sequence[np.ndarray | None] | None = None) -> list:
+    """Out-of-fold decodings of the train documents by semi-Markov CRFs that did not see them, over the
+    folds of :func:`cross_fit` (``fold``, its second value) and with its seeds."""
+    k = max(fold) + 1 if fold else 1
     cache: dict = {}
     oof: list = [None] * len(docs)
     for f in range(k):
         fit_idx = [i for i in range(len(docs)) if fold[i] != f]
         held = [i for i in range(len(docs)) if fold[i] == f]
+
         def fold_log(msg: str, f: int = f) -> None:
             log(f"fold {f + 1}/{k}: {msg}")
 
         model = semicrf.fit_semicrf([docs[i] for i in fit_idx], [gold_mats[i] for i in fit_idx], config, mean, scale,
-                            seed + 1 + f, fold_log, cache, None if known is None else [known[i] for i in fit_idx])
+                                    seed + 1 + f, fold_log, cache, None if known is None else [known[i] for i in fit_idx])
         held_docs = [docs[i] for i in held]
         decs = semicrf.decode_semicrf(model, {d: semicrf.build_span_sequences(held_docs, d, config, mean, scale, None, cache)
-                                      for d in ("s2c", "c2s")}, held_docs)
+                                              for d in ("s2c", "c2s")}, held_docs)
         for i, dec in zip(held, decs, strict=True):
             oof[i] = dec
-    return oof, fold
+    return oof
+
 
 def fit_decoder(
     docs: Sequence[DocData], decs_all: Sequence[Decoded], fold: Sequence[int], gold_mats: Sequence[np.ndarray],
@@ -488,27 +486,21 @@ def train_model(
     if cfg.decoder == "learned":
         t0 = time.perf_counter()
         oof, fold = cross_fit(train_docs, gold_mats, cfg, mean, scale, seed, log, run, known)
+        run.finish("cross-fit")
         if cfg.semicrf:
             t1 = time.perf_counter()
-            run.finish("cross-fit")
             semi_epochs = run.epochs("semicrf", prefix="semi-Markov CRF ")
-            semi_oof, semi_fold = semi_cross_fit(train_docs, gold_mats, cfg, mean, scale, seed, semi_epochs,
-                                                         known)
-            if semi_fold != fold:
-                raise RuntimeError("the semi-Markov CRF was cross-fitted over other folds")
-            semicrf.set_extra(oof, semi_oof)
+            semicrf.set_extra(oof, semi_cross_fit(train_docs, gold_mats, fold, cfg, mean, scale, seed, semi_epochs, known))
             semi_model = semicrf.fit_semicrf(train_docs, gold_mats, cfg, mean, scale, seed,
                                              lambda msg: semi_epochs("(final) " + msg), None, known)
             timings["semicrf_s"] = time.perf_counter() - t1
             run.finish("semicrf")
-        run.finish("cross-fit")
         decoder, thresholds, extra["cross_validation"] = fit_decoder(
             train_docs, oof, fold, gold_mats, train_pairs, train_gold, pos_train, cfg.paragraph_step,
             cfg.decoder_rounds, seed, log, cfg.span_features, cfg.span_widths, known, open_cells)
         timings["cross_fit_s"] = time.perf_counter() - t0
         run.finish("decoder")
-    model = BiCRF(len(feature_names(cfg.emission, cfg.context_features, cfg.span_emission)), cfg.hidden, cfg.transition_hidden,
-                  cfg.transitions)
+    model = BiCRF.for_config(cfg)
     t0 = time.perf_counter()
     crf_stats = train_crf(model, seqs, cfg, seed, progress=run.epochs("crf", prefix="final CRF: "))
     timings["crf_train_s"] = time.perf_counter() - t0

@@ -31,7 +31,7 @@ def main() -> None:
     import torch
 
     from alignment_engine import semicrf
-    from alignment_engine.crf_aligner import BiCRF, build_sequences, feature_names, prepare_docs, train_crf
+    from alignment_engine.crf_aligner import BiCRF, build_sequences, prepare_docs, train_crf
     from alignment_engine.crf_config import CRFConfig
     from alignment_engine.gold import gold_by_pair, gold_matrix
     from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
@@ -51,8 +51,7 @@ def main() -> None:
         torch.manual_seed(0)
         if which == "crf":
             seqs = {d: build_sequences(docs, d, cfg, mean, scale, gold_mats, None) for d in ("s2c", "c2s")}
-            model = BiCRF(len(feature_names(cfg.emission, cfg.context_features, cfg.span_emission)), cfg.hidden,
-                          cfg.transition_hidden, cfg.transitions)
+            model = BiCRF.for_config(cfg)
             t0, c0 = time.perf_counter(), time.process_time()
             stats = train_crf(model, seqs, cfg, 0)
         elif which == "semicrf":

@@ -110,7 +110,8 @@ def main() -> int:
             model = semicrf.BiSemiCRF(len(mean), cfg)
             model.load_state_dict(state)
         else:
-            oof, fold = training.semi_cross_fit(docs, gold_mats, cfg, mean, scale, args.seed, log)
+            fold = training.folds_by_document([d.pair for d in docs], training.n_folds(cfg, len(docs)), args.seed)
+            oof = training.semi_cross_fit(docs, gold_mats, fold, cfg, mean, scale, args.seed, log)
             model = semicrf.fit_semicrf(docs, gold_mats, cfg, mean, scale, args.seed, log)
             cache.parent.mkdir(parents=True, exist_ok=True)
             cache.write_bytes(pickle.dumps((oof, fold, model.state_dict())))

@@ -99,3 +99,15 @@ def test_span_features_match_word_sets_cell_by_cell():
     out = span_features(s_w, c_w, score)
     assert np.isclose(out[0, 1, 0], 2 / 7) and np.isclose(out[0, 1, 2], 6 / 7)  # + "cat", "slept"; "and" uncovered
     assert span_features(np.zeros((0, 0)), np.zeros((2, 0)), np.zeros((0, 2))).shape == (0, 2, len(SPAN_CHANNELS))
+
+
+def test_extra_candidates_are_the_candidates_of_the_decoding_behind_the_extra_channels():
+    from alignment_engine.stacking import candidates, extra_candidates, extra_channels
+
+    rng = np.random.default_rng(5)
+    sparse = lambda: (rng.random((6, 7)) * (rng.random((6, 7)) > 0.7)).astype(np.float32)  # noqa: E731
+    fm, rm = sparse(), sparse()
+    fv, rv = rng.random((6, 7)) > 0.85, rng.random((6, 7)) > 0.85
+    want = candidates(fm, rm, fv, rv)
+    assert want.any() and not want.all()
+    assert (extra_candidates(extra_channels(fm, rm, fv, rv)) == want).all()

@@ -261,7 +261,7 @@ def next_served(
 
 def serve_saving(
     job: LabelingJob, user: User, membership: Membership, exclude: tuple[str, ...], now: datetime
-) -> tuple[str, str, str] | None:
+) -> Served | None:
     """``serve_locked``, then the membership's ``questions_served`` saved when it served (for a
     caller with no other membership write to share it with)."""
     served_before = membership.questions_served

@@ -236,7 +236,7 @@ def submit_answer(
             if moved != 1:
                 raise OverCapacity(f"item {item_id} has no reserved slot")
             _NEW_JUDGMENT.insert(
-                job_id=job.pk, item_id=item_id, annotator_id=user.pk, label=label, seconds=float(round(elapsed, 3)),
+                job_id=job.pk, item_id=item_id, annotator_id=user.pk, label=label, seconds=round(elapsed, 3),
                 created_at=now,
             )
         assignment.answered_at = now
