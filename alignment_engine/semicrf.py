@@ -22,7 +22,8 @@ This is the dynamic program of :mod:`alignment_engine.semimarkov` (state: end of
 :func:`log_partition` is its torch version (batched, masked; tested against the numpy one, which is
 tested against brute force), the gold score is the same program with every step restricted to its gold
 options, and cell marginals ``P(j in span of step t)`` come from the gradient of log Z with respect to
-the span scores. Viterbi runs in numpy (:func:`alignment_engine.semimarkov.viterbi`).
+the span scores; :func:`viterbi` is the batched max-semiring version (it gives the labellings of
+:func:`alignment_engine.semimarkov.viterbi`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
-from alignment_engine import semimarkov
 from alignment_engine.crf import exp_transitions, logsumexp_step
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_features
@@ -118,6 +118,57 @@ def log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tens
         new = torch.logsumexp(torch.stack(opts, dim=0), dim=0)
         last = torch.where(step_mask[:, i: i + 1], new, last)
     return torch.logsumexp(last, dim=1)
+
+
+def viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor) -> np.ndarray:
+    """(B, T, n) bool: every sequence's best labelling as the cells of its spans, batched.
+
+    The max-semiring version of :func:`log_partition` (same arguments; float64, no gradient), one tensor
+    step per sentence for the whole batch and the backtrace in numpy. Ties break as in
+    :func:`alignment_engine.semimarkov.viterbi` (narrower spans first, a span before null, the first
+    previous state), so both give the same labelling (tested)."""
+    b, t, n, width = span.shape
+    out = np.zeros((b, t, n), dtype=bool)
+    if n == 0 or b == 0:
+        return out
+    with torch.no_grad():
+        span = span.detach().double()
+        trans = trans.detach().double()
+        last = span.new_full((b, n + 1), NEG)
+        last[:, 0] = 0.0
+        pad = span.new_full((b, 1), NEG)
+        zero = torch.zeros((b, 1), dtype=torch.long)
+        states = torch.arange(n + 1).expand(b, n + 1)
+        prevs, widths = [], []
+        for i in range(t):
+            into, prev = (last[:, :, None] + trans).max(dim=1)  # (B, n): best previous end for each start
+            opts, froms = [], []
+            for w in range(1, width + 1):  # spans [a, a + w) end in state e = a + w
+                if w <= n:
+                    opts.append(torch.cat([pad.expand(b, w), into[:, : n - w + 1] + span[:, i, : n - w + 1, w - 1]], 1))
+                    froms.append(torch.cat([zero.expand(b, w), prev[:, : n - w + 1]], 1))
+                else:
+                    opts.append(last.new_full((b, n + 1), NEG))
+                    froms.append(states)
+            opts.append(last)  # null: the state is unchanged
+            froms.append(states)
+            new, which = torch.stack(opts, 0).max(dim=0)  # (B, n + 1); which == width: null
+            real = step_mask[:, i: i + 1]
+            which = torch.where(real, which, torch.full_like(which, width))
+            prevs.append(torch.gather(torch.stack(froms, 0), 0, which[None]).squeeze(0))
+            widths.append(which + 1)  # width + 1 = null
+            last = torch.where(real, new, last)
+        prev_np = torch.stack(prevs, 1).numpy()  # (B, T, n + 1)
+        width_np = torch.stack(widths, 1).numpy()
+        state = last.argmax(dim=1).numpy()
+    for k in range(b):
+        e = int(state[k])
+        for i in range(t - 1, -1, -1):
+            w = int(width_np[k, i, e])
+            if w <= width:
+                out[k, i, e - w: e] = True
+                e = int(prev_np[k, i, e])
+    return out
 
 
 # ---- sequences ------------------------------------------------------------------------------
@@ -387,16 +438,11 @@ def decode_semicrf(model: BiSemiCRF, seqs: dict[str, list[SpanSeq]], docs: Seque
                 z = log_partition(span, trans, batch.step_mask)
                 (grad,) = torch.autograd.grad(z.sum(), span)
             grad_np = grad.numpy().astype(np.float64)
-            span_np = span.detach().numpy().astype(np.float64)
-            trans_np = trans.numpy().astype(np.float64)
+            paths = viterbi(span, trans, batch.step_mask)
             for k, s in enumerate(chunk):
                 t, n = s.feats.shape[:2]
                 marg = cell_marginals(grad_np[k, :t, :n])
-                labels, _ = semimarkov.viterbi(span_np[k, :t, :n], trans_np[k, : n + 1, :n])
-                vit = np.zeros((t, n), dtype=bool)
-                for i, lab in enumerate(labels):
-                    if lab is not None:
-                        vit[i, lab[0]: lab[0] + lab[1]] = True
+                vit = paths[k, :t, :n]
                 dec = out[s.doc]
                 if d == "s2c":
                     dec.forward[:] = vit

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from alignment_engine import semimarkov
-from alignment_engine.semicrf import NEG, cell_marginals, gold_options, log_partition, run_values
+from alignment_engine.semicrf import NEG, cell_marginals, gold_options, log_partition, run_values, viterbi
 from alignment_engine.tests.test_semimarkov import _labellings  # every labelling of a tiny sequence
 
 
@@ -135,6 +135,38 @@ def test_gold_options_of_partial_labels_open_unlabelled_spans() -> None:
     assert gs[0].sum() == 1 and gs[0, 1, 0] and not gn[0]  # a labelled positive: its run only
     assert gs[1, 0, 0] and gs[1, 1, 0] and gs[1, 0, 1] and gs[1].sum() == 3 and gn[1]  # null or unlabelled spans
     assert gs[2].sum() == 0 and gn[2]
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_batched_viterbi_gives_the_numpy_labellings(ties: bool) -> None:
+    """The batched torch Viterbi against :func:`semimarkov.viterbi` per sequence, on padded batches of
+    different shapes (widths wider than a row included); with integer scores ties are frequent and must
+    break the same way."""
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        width = int(rng.integers(1, 4))
+        shapes = [(int(rng.integers(1, 7)), int(rng.integers(1, 6))) for _ in range(int(rng.integers(1, 5)))]
+        t, n = max(s[0] for s in shapes), max(s[1] for s in shapes)
+        spans = np.full((len(shapes), t, n, width), NEG)
+        trans = np.zeros((len(shapes), n + 1, n))
+        mask = np.zeros((len(shapes), t), dtype=bool)
+        singles = []
+        for b, (mm, nn_) in enumerate(shapes):
+            s = rng.integers(-2, 3, size=(mm, nn_, width)).astype(float) if ties else rng.normal(size=(mm, nn_, width))
+            tr = rng.integers(-1, 2, size=(nn_ + 1, nn_)).astype(float) if ties else rng.normal(size=(nn_ + 1, nn_))
+            spans[b, :mm, :nn_] = _valid(s)
+            trans[b, : nn_ + 1, :nn_] = tr
+            mask[b, :mm] = True
+            singles.append(semimarkov.viterbi(s, tr))
+        got = viterbi(torch.tensor(spans), torch.tensor(trans), torch.tensor(mask))
+        for b, ((mm, nn_), (labels, best)) in enumerate(zip(shapes, singles, strict=True)):
+            want = np.zeros((mm, nn_), dtype=bool)
+            for i, lab in enumerate(labels):
+                if lab is not None:
+                    want[i, lab[0]: lab[0] + lab[1]] = True
+            assert (got[b, :mm, :nn_] == want).all()
+            assert not got[b, mm:].any() and not got[b, :, nn_:].any()
+            assert np.isclose(_score(tuple(labels), spans[b, :mm, :nn_], trans[b, : nn_ + 1, :nn_]), best)
 
 
 def test_batched_decoding_equals_one_document_at_a_time() -> None:
