@@ -40,7 +40,7 @@ from alignment_engine.crf import exp_transitions, logsumexp_step
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_features
 from alignment_engine.optim import adam_epochs
-from alignment_engine.similarity import _bags_from_codes, _char_codes, _pair_bags, _word_tuple
+from alignment_engine.similarity import _bags_from_codes, _char_codes, _dense_counts, _pair_bags, _word_tuple
 from alignment_engine.span_emission import _l2
 from alignment_engine.stacking import Decoded, extra_channels
 
@@ -61,19 +61,35 @@ def run_values(rows: list[str], cols: list[str], width: int) -> np.ndarray:
     out = np.zeros((m, n, width, len(RUN_VALUES)), dtype=np.float32)
     if m == 0 or n == 0:
         return out
-    cr, cc = _bags_from_codes([_char_codes(t) for t in rows], [_char_codes(t) for t in cols])
-    df = np.asarray((sp.vstack([cr, cc]) > 0).sum(axis=0)).ravel().astype(np.float64)
-    idf = sp.diags(np.log((1.0 + m + n) / (1.0 + df)) + 1.0)
-    r_vec = _l2(sp.csr_matrix(cr @ idf))
-    c_w = sp.csr_matrix(cc @ idf)
+    texts = list(rows) + list(cols)
+    chars = _dense_counts([_char_codes(t) for t in texts])  # a document's bags are small: dense is fastest
+    vocab: dict[str, int] = {}
+    word_ids = [np.array([vocab.setdefault(x, len(vocab)) for x in _word_tuple(t)], dtype=np.int64) for t in texts]
+    word_counts = _dense_counts(word_ids) if vocab else np.zeros((m + n, 1))
+    if chars is not None and word_counts is not None:
+        idf = np.log((1.0 + m + n) / (1.0 + (chars > 0).sum(axis=0))) + 1.0
+        weighted = chars * idf
+        norms = np.sqrt((weighted[:m] ** 2).sum(axis=1))
+        r_vec = weighted[:m] / np.where(norms > 0, norms, 1.0)[:, None]
+        c_w = weighted[m:]
+        row_col, col_col = r_vec @ c_w.T, c_w @ c_w.T
+        binary = word_counts > 0
+        row_words, col_words = binary[:m].astype(np.float64), binary[m:].astype(np.int32)
+    else:  # a very long document: the same values from sparse bags
+        cr, cc = _bags_from_codes([_char_codes(t) for t in rows], [_char_codes(t) for t in cols])
+        df = np.asarray((sp.vstack([cr, cc]) > 0).sum(axis=0)).ravel().astype(np.float64)
+        idf_m = sp.diags(np.log((1.0 + m + n) / (1.0 + df)) + 1.0)
+        r_sp = _l2(sp.csr_matrix(cr @ idf_m))
+        c_sp = sp.csr_matrix(cc @ idf_m)
+        row_col, col_col = np.asarray((r_sp @ c_sp.T).todense()), np.asarray((c_sp @ c_sp.T).todense())
+        br, bc = _pair_bags([_word_tuple(t) for t in rows], [_word_tuple(t) for t in cols], binary=True)
+        row_words, col_words = br.toarray().astype(np.float64), bc.toarray().astype(np.int32)
     dots = np.zeros((m, n + 1))
-    dots[:, 1:] = np.cumsum(np.asarray((r_vec @ c_w.T).todense()), axis=1)  # prefix sums over the columns
+    dots[:, 1:] = np.cumsum(row_col, axis=1)  # prefix sums over the columns
     gram = np.zeros((n + 1, n + 1))
-    gram[1:, 1:] = np.cumsum(np.cumsum(np.asarray((c_w @ c_w.T).todense()), axis=0), axis=1)
-    br, bc = _pair_bags([_word_tuple(t) for t in rows], [_word_tuple(t) for t in cols], binary=True)
-    words = np.zeros((n + 1, bc.shape[1]), dtype=np.int32)
-    words[1:] = np.cumsum(bc.toarray().astype(np.int32), axis=0)
-    row_words = br.toarray().astype(np.float64)
+    gram[1:, 1:] = np.cumsum(np.cumsum(col_col, axis=0), axis=1)
+    words = np.zeros((n + 1, col_words.shape[1]), dtype=np.int32)
+    words[1:] = np.cumsum(col_words, axis=0)
     r_size = np.maximum(row_words.sum(axis=1), 1.0)
     for w in range(1, min(width, n) + 1):
         a, e = np.arange(n - w + 1), np.arange(w, n + 1)  # runs [a, e)

@@ -114,10 +114,17 @@ def _run_values_one_vector_per_run(rows: list[str], cols: list[str], width: int)
     return out
 
 
+@pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("n_rows,n_cols,width", [(5, 7, 3), (4, 2, 6), (1, 1, 3), (9, 12, 6)])
-def test_run_values_equal_one_summed_vector_per_run(n_rows: int, n_cols: int, width: int) -> None:
+def test_run_values_equal_one_summed_vector_per_run(n_rows: int, n_cols: int, width: int, sparse: bool,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The prefix-sum run values equal a vector built for every run (sentences with repeated, missing and
-    no words, a run width beyond the document)."""
+    no words, a run width beyond the document), from dense bags and from the sparse ones of documents
+    above ``similarity.DENSE_LIMIT``."""
+    if sparse:
+        from alignment_engine import similarity
+
+        monkeypatch.setattr(similarity, "DENSE_LIMIT", 0)
     rng = np.random.default_rng(n_rows * 100 + n_cols)
     vocab = ["Hund", "Katze", "bellt", "schläft", "laut", "der", "die", "und", "Regen", "fällt", "heute"]
     def sentence() -> str:
