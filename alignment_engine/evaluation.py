@@ -17,6 +17,7 @@ pairs in predicted groups of that shape (Task 1 pairs, identical strings left ou
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from alignment_engine.errors import InputError
 from alignment_engine.gold import STRICT_LABELS
@@ -110,8 +111,30 @@ def pair_texts(pairs: Iterable[DocPair]) -> dict[str, str]:
     return texts
 
 
-def evaluate(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequence[DocPair] | None = None) -> dict:
-    """Scores of ``pred`` against ``gold``: ``task1``, ``task2``, ``with_identical``, ``groups`` and ``counts``.
+@dataclass
+class Matched:
+    """Gold and predicted rows matched by pair, as :func:`evaluate` scores them (:func:`match_rows`)."""
+
+    gold: dict[tuple[str, str], str]  # label of every gold (simple_id, complex_id) pair
+    pred: dict[tuple[str, str], str]  # label of every predicted pair in scope (duplicates resolved)
+    texts: dict[str, str]  # sentence id -> text
+    scope: set[str]  # the pair ids scored
+    out_of_scope: int
+    duplicates: int
+    conflicts: int
+
+    def ident(self, k: tuple[str, str]) -> bool:
+        return norm(self.texts.get(k[0], "")) == norm(self.texts.get(k[1], "\0"))
+
+    def positives(self) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[tuple[str, str]]]:
+        """(gold positive pairs, predicted positive pairs, those of either that are identical strings)."""
+        gold_pos = {k for k, lab in self.gold.items() if POSITIVE[lab]}
+        pred_pos = {k for k, lab in self.pred.items() if POSITIVE[lab]}
+        return gold_pos, pred_pos, {k for k in gold_pos | pred_pos if self.ident(k)}
+
+
+def match_rows(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequence[DocPair] | None = None) -> Matched:
+    """Validate and match ``gold`` and ``pred`` by pair, as :func:`evaluate` does before scoring.
 
     With ``pairs`` only their documents are scored and identity is judged on their sentence texts;
     without, the gold's documents and texts are used (prediction texts only for ids found in neither).
@@ -169,15 +192,16 @@ def evaluate(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequen
                 pred_map[k] = r.label
             continue
         pred_map[k] = r.label
+    return Matched(gold_map, pred_map, texts, scope, out_of_scope, dup, conflicts)
 
-    def ident(k: tuple[str, str]) -> bool:
-        return norm(texts.get(k[0], "")) == norm(texts.get(k[1], "\0"))
 
-    gold_pos = {k for k, lab in gold_map.items() if POSITIVE[lab]}
-    gold_strict = {k for k, lab in gold_map.items() if lab in STRICT}
-    pred_pos = {k for k, lab in pred_map.items() if POSITIVE[lab]}
-    pred_strict = {k for k, lab in pred_map.items() if lab in STRICT}
-    identical = {k for k in gold_pos | pred_pos if ident(k)}
+def evaluate(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequence[DocPair] | None = None) -> dict:
+    """Scores of ``pred`` against ``gold``: ``task1``, ``task2``, ``with_identical``, ``groups`` and ``counts``
+    (rows matched by :func:`match_rows`)."""
+    m = match_rows(gold, pred, pairs)
+    gold_pos, pred_pos, identical = m.positives()
+    gold_strict = {k for k, lab in m.gold.items() if lab in STRICT}
+    pred_strict = {k for k, lab in m.pred.items() if lab in STRICT}
 
     def block(g: set, p: set) -> dict:
         return prf(len(g & p), len(p), len(g))
@@ -188,13 +212,13 @@ def evaluate(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequen
         "with_identical": block(gold_pos, pred_pos),
         "groups": shape_scores(gold_pos, pred_pos, lambda k: k not in identical),
         "counts": {
-            "docs_scored": len(scope),
+            "docs_scored": len(m.scope),
             "gold_positive_pairs": len(gold_pos),
             "gold_identical_string_pairs": len(gold_pos & identical),
             "pred_rows": len(pred),
-            "pred_rows_out_of_scope": out_of_scope,
-            "pred_duplicate_rows": dup,
-            "pred_conflicting_labels": conflicts,
+            "pred_rows_out_of_scope": m.out_of_scope,
+            "pred_duplicate_rows": m.duplicates,
+            "pred_conflicting_labels": m.conflicts,
             "pred_positive_pairs": len(pred_pos),
         },
     }

@@ -40,7 +40,7 @@ from alignment_engine.crf import exp_transitions, logsumexp_step
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_features
 from alignment_engine.optim import adam_epochs
-from alignment_engine.similarity import _bags_from_codes, _char_codes, _dense_counts, _pair_bags, _word_tuple
+from alignment_engine.similarity import _bags_from_codes, _char_codes, _dense_bags, _pair_bags, _word_tuple, dense_idf
 from alignment_engine.span_emission import _l2
 from alignment_engine.stacking import Decoded, extra_channels
 
@@ -56,19 +56,16 @@ def run_values(rows: list[str], cols: list[str], width: int) -> np.ndarray:
 
     No vector per run is built: the cosine's numerator is a prefix sum over the columns of the row x
     column dot products, the squared norm of a run's sum a 2-D prefix sum of the columns' Gram matrix, and
-    the word counts come from prefix sums of the columns' 0/1 word matrix (dense: a document's words)."""
+    the word counts come from prefix sums of the columns' 0/1 word matrix. The bags are dense
+    (:func:`alignment_engine.similarity._dense_bags`, as the per-cell lexical measures use), sparse for a
+    document above ``similarity.DENSE_LIMIT``."""
     m, n = len(rows), len(cols)
     out = np.zeros((m, n, width, len(RUN_VALUES)), dtype=np.float32)
     if m == 0 or n == 0:
         return out
-    texts = list(rows) + list(cols)
-    chars = _dense_counts([_char_codes(t) for t in texts])  # a document's bags are small: dense is fastest
-    vocab: dict[str, int] = {}
-    word_ids = [np.array([vocab.setdefault(x, len(vocab)) for x in _word_tuple(t)], dtype=np.int64) for t in texts]
-    word_counts = _dense_counts(word_ids) if vocab else np.zeros((m + n, 1))
+    word_counts, chars = _dense_bags(list(rows) + list(cols))  # a document's bags are small: dense is fastest
     if chars is not None and word_counts is not None:
-        idf = np.log((1.0 + m + n) / (1.0 + (chars > 0).sum(axis=0))) + 1.0
-        weighted = chars * idf
+        weighted = chars * dense_idf(chars)
         norms = np.sqrt((weighted[:m] ** 2).sum(axis=1))
         r_vec = weighted[:m] / np.where(norms > 0, norms, 1.0)[:, None]
         c_w = weighted[m:]
@@ -148,8 +145,8 @@ def viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor) ->
     if n == 0 or b == 0:
         return out
     with torch.no_grad():
-        span = span.detach().double()
-        trans = trans.detach().double()
+        span = span.double()
+        trans = trans.double()
         last = span.new_full((b, n + 1), NEG)
         last[:, 0] = 0.0
         pad = span.new_full((b, 1), NEG)

@@ -187,11 +187,22 @@ def _dense_counts(ids: Sequence[np.ndarray]) -> np.ndarray | None:
     return np.bincount(owner * width + inverse.ravel(), minlength=rows * width).reshape(rows, width).astype(np.float64)
 
 
+def _dense_bags(texts: Sequence[str]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Dense (len(texts), V) word counts and character 3-gram counts of one document's sentences, each over
+    its own vocabulary (None where above :data:`DENSE_LIMIT`); words and 3-grams cached per sentence."""
+    vocab: dict[str, int] = {}
+    word_ids = [np.array([vocab.setdefault(w, len(vocab)) for w in _word_tuple(t)], dtype=np.int64) for t in texts]
+    return _dense_counts(word_ids), _dense_counts([_char_codes(t) for t in texts])
+
+
+def dense_idf(counts: np.ndarray) -> np.ndarray:
+    """Smooth IDF (as scikit-learn) of the columns of dense (sentences, V) counts, every row a document."""
+    return np.log((1.0 + counts.shape[0]) / (1.0 + (counts > 0).sum(axis=0))) + 1.0  # type: ignore[no-any-return]
+
+
 def _dense_tfidf_cosine(counts: np.ndarray, m: int) -> np.ndarray:
     """:func:`_tfidf_cosine` of dense (m + n, V) counts (first ``m`` rows simple)."""
-    df = (counts > 0).sum(axis=0).astype(np.float64)
-    idf = np.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
-    w = counts * idf
+    w = counts * dense_idf(counts)
     norms = np.sqrt((w * w).sum(axis=1))
     norms[norms == 0] = 1.0
     w /= norms[:, None]
@@ -212,12 +223,7 @@ def lexical_matrices(simple: list[str], complex: list[str]) -> dict[str, np.ndar
     if m == 0 or n == 0:
         z = np.zeros((m, n))
         return {"jaccard": z, "tfidf": z, "c3g": z, "contain_simple": z, "contain_complex": z}
-    texts = list(simple) + list(complex)
-    toks = [_word_tuple(t) for t in texts]
-    vocab: dict[str, int] = {}
-    word_ids = [np.array([vocab.setdefault(w, len(vocab)) for w in tt], dtype=np.int64) for tt in toks]
-    words_dense = _dense_counts(word_ids)
-    chars_dense = _dense_counts([_char_codes(t) for t in texts])
+    words_dense, chars_dense = _dense_bags(list(simple) + list(complex))
     if words_dense is None or chars_dense is None:
         cs, cc = containment(simple, complex)
         return {"jaccard": jaccard(simple, complex), "tfidf": tfidf(simple, complex), "c3g": c3g(simple, complex),

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """How lexically visible are the gold pairs an aligner misses? (docs/engine-results.md, Known weaknesses)
 
-Reads a gold TSV, a predicted TSV and the pairs JSONL; over the Task 1 pairs (``aligned`` /
-``partialAligned``, identical strings left out as ``evaluation.evaluate`` does) it splits the gold pairs
+Reads a gold TSV, a predicted TSV and the pairs JSONL; over the Task 1 pairs (matched by
+``evaluation.match_rows``, identical strings left out, as ``evaluation.evaluate`` scores them) it splits the gold pairs
 into found and missed, and the predictions that are not gold into false positives, and prints per group
 (and, for the gold pairs, per gold group shape) how many share no word of at least ``--min-letters``
 letters (lower-cased word tokens of ``text.words``) and no ``--prefix``-letter word prefix (a
@@ -35,19 +35,17 @@ def main() -> int:
     ap.add_argument("--examples", type=int, default=0, help="print this many missed pairs per gold shape")
     args = ap.parse_args()
 
-    from alignment_engine.evaluation import POSITIVE, group_shapes, norm, pair_texts
+    from alignment_engine.evaluation import group_shapes, match_rows
     from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
     from alignment_engine.text import words
 
-    texts = pair_texts(read_pairs_jsonl(args.pairs))
-
-    def positives(path: str) -> set[tuple[str, str]]:
-        return {(r.simple_id, r.complex_id) for r in read_alignment_tsv(path)
-                if r.label in POSITIVE and r.simple_id in texts and r.complex_id in texts
-                and norm(texts[r.simple_id]) != norm(texts[r.complex_id])}
-
-    gold, pred = positives(args.gold), positives(args.pred)
-    shape = group_shapes(gold)
+    # the rows matched and the pairs counted exactly as evaluate() scores Task 1; group shapes as its
+    # "groups" (components of all positive gold pairs, identical strings included)
+    matched = match_rows(read_alignment_tsv(args.gold), read_alignment_tsv(args.pred), read_pairs_jsonl(args.pairs))
+    gold_all, pred_all, identical = matched.positives()
+    texts = matched.texts
+    shape = group_shapes(gold_all)
+    gold, pred = gold_all - identical, pred_all - identical
 
     def shared(p: tuple[str, str], cut: int | None) -> bool:
         s, c = ({w[:cut] for w in words(texts[i]) if len(w) >= args.min_letters} for i in p)

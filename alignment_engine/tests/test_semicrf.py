@@ -125,6 +125,7 @@ def test_run_values_equal_one_summed_vector_per_run(n_rows: int, n_cols: int, wi
         from alignment_engine import similarity
 
         monkeypatch.setattr(similarity, "DENSE_LIMIT", 0)
+        assert similarity._dense_bags(["Der Hund."]) == (None, None)  # the sparse path is the one tested
     rng = np.random.default_rng(n_rows * 100 + n_cols)
     vocab = ["Hund", "Katze", "bellt", "schläft", "laut", "der", "die", "und", "Regen", "fällt", "heute"]
     def sentence() -> str:
