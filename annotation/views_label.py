@@ -38,15 +38,17 @@ def label_page(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(LabelingJob, pk=job_id) if membership is None else membership.job
     context: dict[str, object] = {"job": job, "answers": ANSWERS}
     try:
-        found = assignment.next_served(job, user_of(request), membership=membership)
+        shown, ahead = assignment.page_served(job, user_of(request), membership=membership)
     except assignment.AnnotatorRemoved:
         return render(request, "annotation/removed.html", {"job": job}, status=403)
     except assignment.JobClosed:
         return render(request, "annotation/label_done.html", {"job": job, "closed": True})
     context["stats"] = presenting.my_stats(job, membership)
-    if found is None:
+    if shown is None:
         return render(request, "annotation/label_done.html", {"job": job, "closed": False, **context})
-    context["question"] = presenting.QuestionView(*found)
+    context["question"] = presenting.QuestionView(*shown)
+    # the next question, reserved with this one: the script shows it after the answer (no "next" request)
+    context["preload"] = None if ahead is None else presenting.QuestionView(*ahead).as_dict()
     return render(request, "annotation/label.html", context)
 
 

@@ -12,8 +12,8 @@
    counts the SQL statements each request executes;
 3. runs locust headless from a second process (annotators start at --spawn-rate per second; latency
    statistics are reset once all have started) doing what the page's script
-   (static/js/annotation-label.js) does: GET the labeling page once (serves a question), POST
-   "next" once (reserves the preloaded one), then per question: read for min-seconds + 0.5 ..
+   (static/js/annotation-label.js) does: GET the labeling page once (serves a question and
+   carries the preloaded next one; "next" is POSTed only when the page had none), then per question: read for min-seconds + 0.5 ..
    + --think-extra s, POST the answer with ``preload`` (its response carries the question after
    the preloaded one): ONE request per question. One answer in ten is sent twice (a client retry:
    must come back as a duplicate, bringing the same following question);
@@ -44,6 +44,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN_RE = re.compile(r'id="lab-token" value="([^"]+)"')
+PRELOAD_RE = re.compile(r'<script id="lab-preload" type="application/json">(.*?)</script>', re.S)
+
+
+def page_tokens(html: str) -> tuple[str | None, str | None]:
+    """The labeling page's question token and its preloaded next question's (None when absent)."""
+    shown, ahead = TOKEN_RE.search(html), PRELOAD_RE.search(html)
+    preload = json.loads(ahead.group(1)) if ahead else None
+    return (shown.group(1) if shown else None), (str(preload["token"]) if preload else None)
 CSRF = "benchcsrftoken0123456789abcdefgh"  # 32 characters: an unmasked CSRF secret
 
 # ---------------------------------------------------------------------------------------------
@@ -78,8 +86,8 @@ if os.environ.get("BENCH_ROLE") == "locust":
             _PAGE_MS.append(response_time)
 
     class Annotator(FastHttpUser):  # type: ignore[misc]
-        """What static/js/annotation-label.js does: the labeling page once, one "next" (the preload),
-        then per question one answer with ``preload`` that brings the question after the preloaded one."""
+        """What static/js/annotation-label.js does: the labeling page once (with its preloaded next
+        question; "next" only when it has none), then per question one answer with ``preload`` that brings the question after the preloaded one."""
 
         def wait_time(self) -> float:  # the reading time sits before each answer (below)
             return 0.0
@@ -100,9 +108,8 @@ if os.environ.get("BENCH_ROLE") == "locust":
                 if r.status_code != 200:
                     r.failure(f"status {r.status_code}")
                     return
-                found = TOKEN_RE.search(r.text or "")
-                self.shown = found.group(1) if found else None
-            if self.shown:
+                self.shown, self.ahead = page_tokens(r.text or "")
+            if self.shown and not self.ahead:
                 self.ahead = self._next([self.shown])
 
         def _next(self, exclude: list[str]) -> str | None:

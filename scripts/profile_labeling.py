@@ -10,9 +10,9 @@ recreated), then drives Django's test client (production settings, DEBUG=0, CSRF
 as the throttle cache) in phases, each measured as a whole (``/proc`` CPU ticks are 10 ms, so
 per-request reads would be noise):
 
-- ``client`` shape, what static/js/annotation-label.js does: the labeling page once per annotator,
-  one ``next`` (the preload), then per question ONE answer with ``preload`` (it carries the
-  following question);
+- ``client`` shape, what static/js/annotation-label.js does: the labeling page once per annotator
+  (it serves the question and the preloaded next one), then per question ONE answer with
+  ``preload`` (it carries the following question);
 - ``page`` shape, the old benchmark's: per question the labeling page and the answer.
 
 The minimum time per question is 0 here (no waiting in-process); the path is the same as at 10 s.
@@ -155,28 +155,25 @@ def main() -> int:
     label_url = "/annotate/jobs/{}/label/"
     labels = ["aligned", "partialAligned", "notAligned"]
 
-    def page_token(c: Client, job: int) -> str:
+    def page_tokens(c: Client, job: int) -> tuple[str, str]:
         r = c.get(label_url.format(job))
         assert r.status_code == 200, r.status_code
-        found = bench.TOKEN_RE.search(r.content.decode())
-        assert found, "no question served"
-        return found.group(1)
+        shown, ahead = bench.page_tokens(r.content.decode())
+        assert shown and ahead, "no question (or no preloaded one) served"
+        return shown, ahead
 
     def post(c: Client, url: str, body: dict[str, Any]) -> dict[str, Any]:
         r = c.post(url, json.dumps(body), content_type="application/json")
         assert r.status_code == 200, (url, r.status_code, r.content[:200])
         return r.json()  # type: ignore[no-any-return]
 
-    # --- client shape: page once, one preload, then one answer (with preload) per question
+    # --- client shape: page once (with its preload), then one answer (with preload) per question
     job = jobs["client"]
     shown: dict[int, str] = {}
     ahead: dict[int, str] = {}
 
     def open_page(i: int) -> None:
-        shown[i] = page_token(clients[i], job)
-
-    def first_preload(i: int) -> None:
-        ahead[i] = post(clients[i], f"/api/annotation/jobs/{job}/next/", {"exclude": [shown[i]]})["token"]
+        shown[i], ahead[i] = page_tokens(clients[i], job)
 
     def answer_preload(i: int) -> None:
         body = {"token": shown[i], "label": random.choice(labels), "preload": True, "exclude": [ahead[i]]}
@@ -187,12 +184,11 @@ def main() -> int:
     everyone = range(len(clients))
     # as gunicorn's worker at boot (config/wsgi.py imports the URLconf), plus what a process does once on
     # its first page (template compilation, compiled queries): one unmeasured page in a job of its own
-    page_token(clients[0], jobs["warm-up"])
+    page_tokens(clients[0], jobs["warm-up"])
     phase(  # --profile page: this first opening is the one profiled (it serves; a reload only resumes)
         "client: labeling page (once per session)", [lambda i=i: open_page(i) for i in everyone],
         profile=args.top > 0 and args.profile == "page",
     )
-    phase("client: next (first preload, once per session)", [lambda i=i: first_preload(i) for i in everyone])
     answers = [lambda i=i: answer_preload(i) for _ in range(args.questions) for i in everyone]
     phase("client: answer + preload (per question)", answers)
     if args.show_sql:

@@ -232,15 +232,48 @@ _LOCK_MEMBERSHIP = CachedQuery(  # the user's membership of a job, row-locked: s
 
 def next_served(
     job: LabelingJob, user: User, exclude: tuple[str, ...] = (), membership: Membership | None = None
-) -> tuple[str, str, str] | None:
+) -> Served | None:
     """The user's oldest pending question not in ``exclude``, or a newly served one, as
     ``(token, complex text, simple text)``; None when nothing is left for this user. Raises
-    JobClosed or AnnotatorRemoved. What the labeling page and the ``next`` API serve.
+    JobClosed or AnnotatorRemoved. What the ``next`` API serves.
 
     The membership row lock serialises this annotator's serving: the pending questions are read
     and counted under it (``serve_locked``, the answer's own path, its queries compiled once), so
     parallel requests never exceed ``MAX_PENDING``. ``membership``: the caller's read of it, if
     any (a removal it shows is final); the one locked here is read again, created on first use."""
+    return _serving(job, user, membership, lambda m, now: serve_saving(job, user, m, exclude, now))
+
+
+def page_served(
+    job: LabelingJob, user: User, membership: Membership | None = None
+) -> tuple[Served | None, Served | None]:
+    """What the labeling page shows and what it preloads: ``next_served`` twice under one
+    membership lock, the second excluding the first (``(None, None)`` when nothing is left, the
+    second None when only one question is). The page then needs no ``next`` request of its own."""
+
+    def serve(m: Membership, now: datetime) -> tuple[Served | None, Served | None]:
+        served_before = m.questions_served
+        mine = _PENDING_TOKENS.rows(job=job.pk, user=user.pk, now=now)  # read once for both
+        shown = serve_locked(job, user, m, (), now, mine)
+        ahead = None
+        if shown is not None:
+            pending = mine if any(token == shown[0] for _, token in mine) else [*mine, (0, shown[0])]
+            ahead = serve_locked(job, user, m, (shown[0],), now, pending)
+        if m.questions_served != served_before:
+            SAVE_SERVED.save(m)
+        return shown, ahead
+
+    return _serving(job, user, membership, serve)
+
+
+Result = TypeVar("Result")
+
+
+def _serving(
+    job: LabelingJob, user: User, membership: Membership | None, serve: Callable[[Membership, datetime], Result]
+) -> Result:
+    """Run ``serve`` with the user's membership row locked (created on first use) in a
+    transaction, after the job's and the membership's checks and the expiry sweep."""
     if not job.accepts_answers:
         raise JobClosed(job.get_status_display())
     if membership is not None and membership.removed:
@@ -256,7 +289,7 @@ def next_served(
         m = instance(Membership, found[0])
         if m.removed:
             raise AnnotatorRemoved()
-        return serve_saving(job, user, m, exclude, now)
+        return serve(m, now)
 
 
 def serve_saving(
@@ -297,14 +330,17 @@ _TEXTS_OF = CachedQuery(  # a pending question's two texts (its item's candidate
 
 
 def serve_locked(
-    job: LabelingJob, user: User, membership: Membership, exclude: tuple[str, ...], now: datetime
-) -> tuple[str, str, str] | None:
+    job: LabelingJob, user: User, membership: Membership, exclude: tuple[str, ...], now: datetime,
+    mine: list[tuple[Any, ...]] | None = None,
+) -> Served | None:
     """``next_served`` for a caller that already holds the membership row lock in its transaction
     (``next_served`` itself, and the answer that preloads the following question):
     ``(token, complex, simple)``. The pending questions are read under that lock, so one read both
     resumes and counts them. Increments ``membership.questions_served`` when it serves; the caller
-    saves the membership."""
-    mine = _PENDING_TOKENS.rows(job=job.pk, user=user.pk, now=now)
+    saves the membership. ``mine``: the pending questions' (pk, token), oldest first, when the
+    caller has read them under the same lock."""
+    if mine is None:
+        mine = _PENDING_TOKENS.rows(job=job.pk, user=user.pk, now=now)
     for pk, token in mine:
         if token not in exclude:
             item_id, *texts = _TEXTS_OF.rows(pk=pk)[0]

@@ -168,6 +168,21 @@ def test_twenty_parallel_next_requests_leave_at_most_two_reservations(postgres_o
     assert sum(i.reserved_count for i in items) == pending.exclude(item=None).count()
 
 
+def test_parallel_labeling_pages_reserve_two_questions_and_show_the_same_pair(postgres_only, make_user):  # type: ignore[no-untyped-def]
+    """A new annotator opening the labeling page in 12 tabs at once: each page serves its question
+    and the preloaded next one under one membership lock, so two questions are reserved in all and
+    every tab shows the older and preloads the newer."""
+    job = make_job(n_articles=3, judgments_per_pair=3, every=3, min_seconds=0)
+    user = make_user("many-tabs", "annotator")
+    pages = in_parallel(12, lambda: assignment.page_served(job, user))
+    pending = list(Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True).order_by("served_at", "pk"))
+    assert [a.token for a in pending] == [pages[0][0][0], pages[0][1][0]]  # type: ignore[index]
+    assert {(shown[0], ahead[0]) for shown, ahead in pages} == {(pending[0].token, pending[1].token)}  # type: ignore[index]
+    assert Membership.objects.get(job=job, annotator=user).questions_served == 2
+    items = list(JobItem.objects.filter(job=job))
+    assert sum(i.reserved_count for i in items) == sum(1 for a in pending if a.item_id)
+
+
 def test_parallel_first_requests_create_one_membership(postgres_only, make_user):  # type: ignore[no-untyped-def]
     """A new annotator's first "next" requests in parallel: serving creates the membership (INSERT ...
     ON CONFLICT DO NOTHING under the lock's transaction), once, and the reservation limit holds."""

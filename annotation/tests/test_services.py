@@ -149,6 +149,29 @@ def test_capacity_and_valid_counts(make_user):
     assert Judgment.objects.filter(annotator=users[3]).count() == 0
 
 
+def test_the_labeling_page_serves_its_question_and_the_next_until_none_is_left(annotator):
+    """``page_served``: the question to show and the one to preload; the preloaded one is shown
+    after an answer; one question left gives no preload; none left gives nothing."""
+    job = make_job(every=0, judgments_per_pair=1, n_articles=1)
+    n_items = JobItem.objects.filter(job=job).count()
+    assert n_items >= 3
+    shown, ahead = assignment.page_served(job, annotator)
+    assert shown is not None and ahead is not None and shown[0] != ahead[0]
+    assert assignment.page_served(job, annotator) == (shown, ahead)  # a reload reserves nothing more
+    answered = 0
+    while shown is not None:
+        labeling.submit_answer(annotator, shown[0], "aligned")
+        answered += 1
+        before = ahead
+        shown, ahead = assignment.page_served(job, annotator)
+        assert shown == before  # the preloaded question comes next
+        if answered == n_items - 1:  # the last question: nothing to preload
+            assert shown is not None and ahead is None
+    assert answered == n_items and (shown, ahead) == (None, None)
+    assert Membership.objects.get(job=job, annotator=annotator).questions_served == n_items
+    assert sum(JobItem.objects.filter(job=job).values_list("reserved_count", flat=True)) == 0
+
+
 def test_min_time_is_enforced_from_serve_time(annotator):
     job = make_job(min_seconds=10, every=0)
     a = assignment.next_question(job, annotator)

@@ -3,6 +3,7 @@ idempotency, privacy, CSRF, throttling, job creation, paragraph correction."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -29,7 +30,20 @@ def normalised(html: str, *texts: str) -> str:
         html = html.replace(t, "TEXT")
     html = re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"', "CSRF", html)
     html = re.sub(r'"X-CSRFToken": "[^"]+"', "CSRF", html)
+    html = re.sub(r'(<script id="lab-preload" type="application/json">).*?(</script>)', r"\1PRELOAD\2", html)
     return re.sub(r'id="lab-token" value="[^"]+"', "TOKEN", html)
+
+
+def preloaded(html: str) -> dict[str, str]:
+    """The question the labeling page carries for after the one on screen (its ``#lab-preload`` JSON)."""
+    found = re.search(r'<script id="lab-preload" type="application/json">(.*?)</script>', html)
+    assert found, "the page carries no preloaded question"
+    return json.loads(found.group(1))  # type: ignore[no-any-return]
+
+
+def served(user) -> list[Assignment]:  # type: ignore[no-untyped-def]
+    """The user's assignments in the order they were served (the shown one first)."""
+    return list(Assignment.objects.filter(annotator=user).order_by("served_at", "pk"))
 
 
 def test_test_questions_look_exactly_like_ordinary_ones(client, make_user):
@@ -38,20 +52,24 @@ def test_test_questions_look_exactly_like_ordinary_ones(client, make_user):
     tester, plain = make_user("tess", "annotator"), make_user("paul", "annotator")
     client.force_login(tester)
     html_test = client.get(reverse("annotation:label", args=[job.pk])).content.decode()
-    a_test = Assignment.objects.get(annotator=tester)
-    assert a_test.test_question_id is not None
+    a_test, ahead_test = served(tester)  # the question on screen and the one the page preloads
+    assert a_test.test_question_id is not None and ahead_test.test_question_id is not None
     for text in explanations:
         assert text not in html_test
     assert "gold" not in html_test.lower() and "test_question" not in html_test
 
-    # the other annotator has seen every test question already, so gets an ordinary item
+    # the other annotator has seen every test question already, so gets ordinary items
     now = timezone.now()
     for n, tq in enumerate(job.test_questions.all()):
         Assignment.objects.create(job=job, annotator=plain, test_question=tq, token=f"seen{n}", served_at=now, expires_at=now, answered_at=now)
     client.force_login(plain)
     html_item = client.get(reverse("annotation:label", args=[job.pk])).content.decode()
-    a_item = Assignment.objects.get(annotator=plain, item__isnull=False)
-    assert a_item.item_id is not None
+    a_item, ahead_item = served(plain)[-2:]
+    assert a_item.item_id is not None and ahead_item.item_id is not None
+    # the preloaded question: the same keys for a test and an item, its own token and texts
+    for html, ahead in ((html_test, ahead_test), (html_item, ahead_item)):
+        cand = ahead.item.candidate if ahead.item_id else ahead.test_question.candidate
+        assert preloaded(html) == {"token": ahead.token, "complex": cand.complex.text, "simple": cand.simple.text}
     cand_t, cand_i = a_test.test_question.candidate, a_item.item.candidate
     html_test = normalised(html_test, cand_t.simple.text, cand_t.complex.text, tester.username)
     html_item = normalised(html_item, cand_i.simple.text, cand_i.complex.text, plain.username)
@@ -224,12 +242,21 @@ def test_label_page_and_fallback_form(client, annotator):
     client.force_login(annotator)
     page = client.get(reverse("annotation:label", args=[job.pk]))
     assert page.status_code == 200
-    token = Assignment.objects.get(annotator=annotator).token
-    assert token in page.content.decode()
+    shown, ahead = served(annotator)  # the page reserves its question and the preloaded next one
+    token = shown.token
+    assert f'id="lab-token" value="{token}"' in page.content.decode()
+    assert preloaded(page.content.decode())["token"] == ahead.token
+    # a reload shows the same question and preloads the same next one: nothing more is reserved
+    again = client.get(reverse("annotation:label", args=[job.pk])).content.decode()
+    assert f'id="lab-token" value="{token}"' in again and preloaded(again)["token"] == ahead.token
+    assert Assignment.objects.filter(annotator=annotator).count() == 2
     ctx = client.get(reverse("annotation:context", args=[token]))
     assert ctx.status_code == 200 and "<mark>" in ctx.content.decode()
     client.post(reverse("annotation:answer_form", args=[job.pk]), {"token": token, "label": "partialAligned"})
     assert Judgment.objects.get(annotator=annotator).label == "partialAligned"
+    # without JavaScript the next page shows the question preloaded before (and preloads a third)
+    after = client.get(reverse("annotation:label", args=[job.pk])).content.decode()
+    assert f'id="lab-token" value="{ahead.token}"' in after and preloaded(after)["token"] not in (token, ahead.token)
     assert client.get(reverse("annotation:instructions", args=[job.pk])).status_code == 200
     # everything answered -> the done page
     while (a := assignment.next_question(job, annotator)) is not None:
@@ -326,19 +353,28 @@ def test_labeling_page_and_answer_stay_within_their_sql_budget(client, make_user
         assert r.status_code == 200
 
 
+# the labeling page of a user's first visit, which creates the membership and serves two questions:
+# session, user, membership (none yet), job, the expiry sweep (SAVEPOINT, SELECT, RELEASE), then under
+# one SAVEPOINT/RELEASE: lock (no row), INSERT, lock, the pending questions (read once for both), and
+# per question the free item, its UPDATE and the assignment's INSERT, the membership's save
+PAGE_FIRST_VISIT = 20
+
+
 def test_one_request_per_question_stays_within_its_sql_budget(client, make_user, django_assert_max_num_queries, monkeypatch):
-    """What the page's script sends: the page once, "next" once (the preload), then per question one
-    answer with ``preload``: 14 statements (session, user with roles, BEGIN/COMMIT included), 15 at a
-    page's end or when the item search wraps around, for what took the page (12) and the answer (10);
-    "next" 11 (was 12 before it locked the membership by job and user in one compiled statement)."""
+    """What the page's script sends: the page once (it serves the question and the preloaded next
+    one), then per question one answer with ``preload``: 14 statements (session, user with roles,
+    BEGIN/COMMIT included), 15 at a page's end or when the item search wraps around. "next", sent
+    only when no question is waiting, 11. The page on a user's first visit of the job creates the
+    membership too: PAGE_FIRST_VISIT."""
     job = make_job(every=5, min_seconds=0, n_articles=3, min_tests=100)
     user = make_user("counted", "annotator")
     client.force_login(user)
-    page = client.get(reverse("annotation:label", args=[job.pk]))
-    shown = re.search(r'id="lab-token" value="([^"]+)"', page.content.decode()).group(1)  # type: ignore[union-attr]
+    client.get(reverse("annotation:home"))  # the session's own first statements are not the page's
+    with django_assert_max_num_queries(PAGE_FIRST_VISIT):
+        page = client.get(reverse("annotation:label", args=[job.pk])).content.decode()
+    shown = re.search(r'id="lab-token" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    ahead = preloaded(page)["token"]
     monkeypatch.setattr(assignment, "SWEEP_EVERY_SECONDS", 1e9)  # the sweep (3 statements every 5 s) is not per question
-    with django_assert_max_num_queries(11):
-        ahead = client.post(reverse("labelingjob-next", args=[job.pk]), {"exclude": [shown]}, content_type="application/json").json()["token"]
     for _ in range(11):  # past two page ends
         body = {"token": shown, "label": "aligned", "preload": True, "exclude": [ahead]}
         with django_assert_max_num_queries(15):
@@ -346,6 +382,12 @@ def test_one_request_per_question_stays_within_its_sql_budget(client, make_user,
         assert r.status_code == 200 and r.json()["next"]["token"] not in (shown, ahead)
         shown, ahead = ahead, r.json()["next"]["token"]
     assert Membership.objects.get(job=job, annotator=user).questions_answered == 11
+    # an answer without preload leaves one question waiting; "next" past it serves a new one
+    r = client.post(reverse("annotation-answer"), {"token": shown, "label": "aligned"}, content_type="application/json")
+    assert r.status_code == 200
+    with django_assert_max_num_queries(11):
+        nxt = client.post(reverse("labelingjob-next", args=[job.pk]), {"exclude": [ahead]}, content_type="application/json")
+    assert nxt.status_code == 200 and nxt.json()["token"] not in (shown, ahead)
 
 
 def test_answer_with_preload_brings_the_question_after_the_preloaded_one(make_user):

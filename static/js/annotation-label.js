@@ -1,8 +1,9 @@
 // Labeling page: keys 1/2/3 answer, C shows context, the next question is preloaded.
 // Plain fetch against the annotation API (session auth + CSRF header); no build step.
-// Requests: the page once, one "next" to preload the second question, then ONE request per
-// question: the answer, with preload, reserves the question after the preloaded one and
-// returns it ("next"), so the question shown after an answer is always already here.
+// Requests: the page once (it carries the second question, reserved with the first, in
+// #lab-preload), then ONE request per question: the answer, with preload, reserves the question
+// after the preloaded one and returns it ("next"), so the question shown after an answer is
+// always already here. A "next" request is made only when no question is waiting.
 (function () {
   "use strict";
   const lab = document.getElementById("lab");
@@ -201,5 +202,7 @@
     if (ev.key === "c" || ev.key === "C") { ev.preventDefault(); toggleContext(); }
     if (ev.key === "?") { window.open(document.querySelector(".lab-title a").href, "_blank"); }
   });
-  tick(); preload();
+  const preloaded = JSON.parse(($("lab-preload") || {}).textContent || "null");
+  tick();
+  if (preloaded) { keep(preloaded); lab.dataset.ready = "1"; } else preload();
 })();
