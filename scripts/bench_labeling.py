@@ -10,7 +10,8 @@
    (DEBUG=0) except that no static files are collected or served (a settings module in the temp
    dir swaps the manifest storage for the plain one, so no collectstatic) and one outer middleware
    counts the SQL statements each request executes;
-3. runs locust headless from a second process (annotators start at --spawn-rate per second; latency
+3. runs locust headless from a second process (annotators start at --spawn-rate per second, each at a
+   random moment of its second unless --arrivals batches, locust's own all-at-once batches; latency
    statistics are reset once all have started) doing what the page's script
    (static/js/annotation-label.js) does: GET the labeling page once (serves a question and
    carries the preloaded next one; "next" is POSTed only when the page had none), then per question: read for min-seconds + 0.5 ..
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import re
@@ -68,6 +70,7 @@ if os.environ.get("BENCH_ROLE") == "locust":
     _SENT: set[str] = set()  # answers sent; those without a response at shutdown are "in flight"
     _MIN = float(os.environ.get("BENCH_MIN_SECONDS", "10"))
     _EXTRA = float(os.environ.get("BENCH_THINK_EXTRA", "4"))
+    _SPREAD = float(os.environ.get("BENCH_ARRIVAL_SPREAD", "0"))  # seconds over which each locust batch arrives
     _COUNTS = {
         "duplicates_ok": 0,
         "duplicates_bad": 0,
@@ -100,6 +103,8 @@ if os.environ.get("BENCH_ROLE") == "locust":
                 "Referer": self.host,
             }
             self.job = os.environ["BENCH_JOB"]
+            # locust starts floor(rate) users together once a second; people arrive one by one
+            gevent.sleep(random.uniform(0, _SPREAD))
             self.shown: str | None = None  # the question on screen
             self.ahead: str | None = None  # the preloaded one
             with self.client.get(
@@ -498,6 +503,8 @@ def _round(args: argparse.Namespace, env: dict[str, str], tmp: Path, users: int,
             BENCH_OUT=str(out),
             BENCH_MIN_SECONDS=str(args.min_seconds),
             BENCH_THINK_EXTRA=str(args.think_extra),
+            # locust's dispatcher starts floor(rate) users at once, then waits floor(rate)/rate s
+            BENCH_ARRIVAL_SPREAD=str(math.floor(spawn_rate) / spawn_rate if args.arrivals == "spread" else 0),
         )
         cmd = [
             str(Path(sys.executable).parent / "locust"),
@@ -555,6 +562,7 @@ def _round(args: argparse.Namespace, env: dict[str, str], tmp: Path, users: int,
     return {
         "users": users,
         "spawn_rate": spawn_rate,
+        "arrivals": args.arrivals,
         "min_seconds": args.min_seconds,
         "think_extra_s": args.think_extra,
         "duration_s": args.duration,
@@ -649,6 +657,13 @@ def main() -> int:
     )
     parser.add_argument(
         "--spawn-rate", type=float, default=0, help="annotators starting per second (0: users/20, at least 10)"
+    )
+    parser.add_argument(
+        "--arrivals",
+        choices=("spread", "batches"),
+        default="spread",
+        help="spread: each annotator arrives at a uniform random moment of its second (the default); batches: "
+        "as locust starts them, floor(spawn rate) annotators in the same instant once a second",
     )
     parser.add_argument(
         "--server-side-binding",
