@@ -18,6 +18,7 @@ from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Member
 from annotation.services import assignment as serving
 from annotation.services import removal
 from annotation.services.presenting import QuestionView
+from annotation.services.removal import Feedback
 from config.cached_sql import (
     CachedInsert,
     CachedQuery,
@@ -81,17 +82,6 @@ class OverCapacity(AnswerError):
 
 
 @dataclass(frozen=True)
-class Feedback:
-    """A missed test question of the page that just ended, with its explanation."""
-
-    complex: str
-    simple: str
-    given: str
-    expected: str
-    explanation: str
-
-
-@dataclass(frozen=True)
 class AnswerResult:
     token: str
     label: str
@@ -124,13 +114,9 @@ class AnswerResult:
 
 
 def _result(assignment: Assignment, membership: Membership, duplicate: bool,
-            page_end: bool = False, missed: Sequence[TestAnswer] = (),
+            page_end: bool = False, missed: Sequence[Feedback] = (),
             served: tuple[str, str, str] | None = None) -> AnswerResult:
-    feedback = tuple(
-        Feedback(a.test_question.candidate.complex.text, a.test_question.candidate.simple.text, a.label,
-                 a.test_question.gold_label, a.test_question.explanation)
-        for a in missed
-    )
+    feedback = tuple(missed)
     return AnswerResult(
         token=assignment.token,
         label=assignment.answer,
@@ -176,10 +162,11 @@ _ANSWERED = CachedSave(Assignment, answered_at=datetime, answer=str)
 _NEW_JUDGMENT = CachedInsert(  # is_valid: its default, True
     Judgment, job_id=int, item_id=int, annotator_id=int, label=str, seconds=float, created_at=datetime
 )
-_MEMBERSHIP_COUNTERS = CachedSave(
-    Membership, questions_answered=int, last_answer_at=datetime, tests_answered=int, tests_correct=int,
-    questions_served=int,
+_COUNTERS: dict[str, type] = dict(
+    questions_answered=int, last_answer_at=datetime, tests_answered=int, tests_correct=int, questions_served=int
 )
+_MEMBERSHIP_COUNTERS = CachedSave(Membership, **_COUNTERS)
+_PAGE_END_SAVE = removal.settling_save(**_COUNTERS)  # the counters and the settled ones: one UPDATE
 
 
 def _assignment_with_job(row: tuple[object, ...]) -> tuple[Assignment, LabelingJob]:
@@ -249,7 +236,7 @@ def submit_answer(
         membership.last_answer_at = now
         page_end = membership.questions_answered % job.page_size == 0
         if page_end:  # settling saves the membership too: one UPDATE for both
-            missed = removal.settle_page(job, membership, now, also_save=list(_MEMBERSHIP_COUNTERS.fields))
+            missed = removal.settle_page(job, membership, now, save=_PAGE_END_SAVE)
         else:
             _MEMBERSHIP_COUNTERS.save(membership)
             missed = []

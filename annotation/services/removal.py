@@ -14,8 +14,10 @@ Lock order everywhere in annotation: membership, then assignment rows, then job 
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +25,45 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, JobItem, Judgment, LabelingJob, Membership, TestAnswer
+from config.cached_sql import CachedQuery, CachedSave
+
+SETTLED = {"shown_tests_answered": int, "shown_tests_correct": int}  # what settling writes
+
+
+def settling_save(**kinds: type) -> CachedSave:
+    """The membership's UPDATE of a page end: the settled counters and the caller's ``kinds`` (one
+    statement for both), compiled once; pass it to ``settle_page`` as ``save``."""
+    return CachedSave(Membership, **SETTLED, **kinds)
+
+
+_SAVE_SETTLED = settling_save()
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """A missed test question of the page that just ended, with its explanation."""
+
+    complex: str
+    simple: str
+    given: str
+    expected: str
+    explanation: str
+
+
+@functools.cache
+def _last_test_answers(count: int) -> CachedQuery:
+    """An annotator's last ``count`` test answers in a job, newest first: whether each was correct
+    and what its feedback shows; compiled once per count (the LIMIT is part of the SQL; counts are
+    page sizes in practice)."""
+    return CachedQuery(
+        lambda job, annotator: TestAnswer.objects.filter(job_id=job, annotator_id=annotator)
+        .order_by("-pk")
+        .values_list(
+            "correct", "test_question__candidate__complex__text", "test_question__candidate__simple__text",
+            "label", "test_question__gold_label", "test_question__explanation",
+        )[:count],
+        job=int, annotator=int,
+    )
 
 
 def below_threshold(job: LabelingJob, membership: Membership) -> bool:
@@ -33,24 +74,20 @@ def below_threshold(job: LabelingJob, membership: Membership) -> bool:
 
 
 def settle_page(
-    job: LabelingJob, membership: Membership, now: datetime | None = None, also_save: Sequence[str] = ()
-) -> list[TestAnswer]:
+    job: LabelingJob, membership: Membership, now: datetime | None = None, save: CachedSave = _SAVE_SETTLED
+) -> list[Feedback]:
     """Show the test answers given since the last settlement, and remove the annotator if their
-    accuracy is now below the threshold; returns the missed ones (with their test question and
-    sentences) for the page's feedback. Call inside a transaction holding the membership row
-    lock; saves the membership (with the fields in ``also_save`` the caller changed: one UPDATE)."""
+    accuracy is now below the threshold; returns the missed ones, oldest first, for the page's
+    feedback. Call inside a transaction holding the membership row lock; saves the membership
+    with ``save`` (a ``settling_save`` of the fields the caller changed too: one UPDATE)."""
     fresh = membership.tests_answered - membership.shown_tests_answered
-    missed: list[TestAnswer] = []
+    missed: list[Feedback] = []
     if fresh > 0:
-        missed = [
-            a for a in TestAnswer.objects.filter(job=job, annotator_id=membership.annotator_id)
-            .select_related("test_question__candidate__simple", "test_question__candidate__complex")
-            .order_by("-pk")[:fresh]
-            if not a.correct
-        ][::-1]
+        rows = _last_test_answers(fresh).rows(job=job.pk, annotator=membership.annotator_id)
+        missed = [Feedback(*shown) for correct, *shown in reversed(rows) if not correct]
     membership.shown_tests_answered = membership.tests_answered
     membership.shown_tests_correct = membership.tests_correct
-    membership.save(update_fields=["shown_tests_answered", "shown_tests_correct", *also_save])
+    save.save(membership)
     if not membership.removed and below_threshold(job, membership):
         remove_annotator(job, membership, now)
     return missed
