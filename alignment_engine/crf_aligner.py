@@ -681,10 +681,10 @@ def learned_scores_many(docs: Sequence[DocData], decs: Sequence[Decoded], decode
         out = np.zeros(doc.shape, dtype=np.float64)
         out[mask] = p
         outs.append(out)
-    if decoder.group_model is not None:
+    for group_model in decoder.group_rounds():  # each round sees the previous round's probabilities
         x2 = [np.concatenate([x, group_features(out)[mask]], axis=1) for (x, mask), out in zip(cells, outs, strict=True)]
         outs = []
-        for doc, (_, mask), p in zip(docs, cells, _predict_split(decoder.group_model, x2), strict=True):
+        for doc, (_, mask), p in zip(docs, cells, _predict_split(group_model, x2), strict=True):
             out = np.zeros(doc.shape, dtype=np.float64)
             out[mask] = p
             outs.append(out)

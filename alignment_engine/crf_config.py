@@ -62,7 +62,8 @@ class CRFConfig:
     #                           "rule": a combination rule and threshold tuned on dev (format 1 models)
     cv_folds: int = 4  # folds (by document) of the cross-fitted CRFs behind the learned decoder
     paragraph_step: bool = True  # learned decoder: paragraph-link probabilities feed the sentence decision
-    decoder_rounds: int = 2  # learned decoder: 2 adds a second, group-level round (with semicrf: +1.5 train CV)
+    decoder_rounds: int = 2  # learned decoder: 2 adds a second, group-level round (with semicrf: +1.5 train CV);
+    #                          3+ add further rounds, each over the previous one (3: no train CV gain, stop 23)
     span_features: bool = False  # learned decoder: group-level word-cover channels (stacking.span_features)
     span_widths: tuple[int, ...] = ()  # learned decoder: span decoding widths offered to cross-validation
     # --- cross-encoder fine-tuning

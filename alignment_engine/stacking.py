@@ -289,8 +289,14 @@ class LearnedDecoder:
     paragraph_model: Any
     cell_model: Any
     paragraph_step: bool
-    group_model: Any = None  # second round over group_features (None: one round)
+    group_model: Any = None  # the later rounds over group_features: None (one round), a model, or a list of them
     threshold: float = 0.5  # on the cell probability
     paragraph_threshold: float = 0.5  # on the paragraph-link probability (predicted links)
     use_closure: bool = False
     span_features: bool = False  # the cell classifier also sees :func:`span_features` (older pickles: False)
+
+    def group_rounds(self) -> list[Any]:
+        """The classifiers of rounds 2, 3, ..., in order (older pickles hold one model or None)."""
+        if self.group_model is None:
+            return []
+        return list(self.group_model) if isinstance(self.group_model, list) else [self.group_model]

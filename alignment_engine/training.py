@@ -328,8 +328,8 @@ def fit_decoder(
         for i in (i for i in range(len(docs)) if fold[i] == f):
             probs[i][masks[i]] = predict_proba(model_f, cell_x[i])
     cell_model = fit_classifier(fit_x(cell_x, everyone), fit_y(everyone), seed)
-    group_model = None
-    if rounds > 1:  # second round: the first round's out-of-fold probabilities as context
+    group_models = []
+    for _ in range(rounds - 1):  # later rounds: the previous round's out-of-fold probabilities as context
         group_x = [np.concatenate([x, group_features(p)[mask]], axis=1) for x, p, mask in zip(cell_x, probs, masks, strict=True)]
         probs = [np.zeros(doc.shape) for doc in docs]
         for f in range(k):
@@ -337,7 +337,9 @@ def fit_decoder(
             model_f = fit_classifier(fit_x(group_x, others), fit_y(others), seed)
             for i in (i for i in range(len(docs)) if fold[i] == f):
                 probs[i][masks[i]] = predict_proba(model_f, group_x[i])
-        group_model = fit_classifier(fit_x(group_x, everyone), fit_y(everyone), seed)
+        group_models.append(fit_classifier(fit_x(group_x, everyone), fit_y(everyone), seed))
+    # two rounds keep the single model older pickles hold; more rounds a list
+    group_model = None if not group_models else group_models[0] if len(group_models) == 1 else group_models
     no_partial = {"group": False, "min_len_ratio": 0.0}
     best: tuple[float, dict] = (-1.0, {})
     table: dict[str, dict] = {}

@@ -280,3 +280,22 @@ def test_semicrf_and_span_emission_train_a_model_that_aligns_as_trained(tmp_path
     rule = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "r2", device="cpu", decoder="rule", **FAST)
     rule_meta = json.loads((rule / "model.json").read_text())
     assert rule_meta["config"]["semicrf"] is False and not (rule / "semicrf.pt").exists()
+
+
+def test_three_decoder_rounds_train_two_group_rounds_that_align_as_trained(tmp_path):
+    """decoder_rounds=3: rounds 2 and 3 are fitted in turn (each over the previous round's out-of-fold
+    probabilities), pickled as a list and applied in order; 1 and 2 rounds keep their old shapes."""
+    pairs, gold = _tiny()
+    shapes = {}
+    for rounds in (1, 2, 3):
+        out = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / f"r{rounds}", seed=0, device="cpu",
+                          decoder_rounds=rounds, cv_folds=2, **FAST)
+        aligner = CRFAligner.load(out, "cpu")
+        assert aligner.decoder is not None
+        shapes[rounds] = aligner.decoder.group_model
+        assert len(aligner.decoder.group_rounds()) == rounds - 1
+        rows = aligner.align(pairs)
+        again = CRFAligner.load(out, "cpu").align(pairs)
+        assert [[(r.simple_id, r.complex_id, r.label) for r in doc] for doc in rows] == \
+            [[(r.simple_id, r.complex_id, r.label) for r in doc] for doc in again]
+    assert shapes[1] is None and not isinstance(shapes[2], list) and isinstance(shapes[3], list)
