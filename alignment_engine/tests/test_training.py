@@ -299,3 +299,69 @@ def test_three_decoder_rounds_train_two_group_rounds_that_align_as_trained(tmp_p
         assert [[(r.simple_id, r.complex_id, r.label) for r in doc] for doc in rows] == \
             [[(r.simple_id, r.complex_id, r.label) for r in doc] for doc in again]
     assert shapes[1] is None and not isinstance(shapes[2], list) and isinstance(shapes[3], list)
+
+
+def _synthetic(n_docs: int) -> tuple[list[DocPair], list[Alignment]]:
+    """Seeded, deliberately ambiguous document pairs of one paragraph: a simple sentence keeps a few
+    words of its complex one among new words, some complex sentences are dropped, and added simple
+    sentences borrow words from a complex one they are not aligned to."""
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(120)]
+    pairs, gold = [], []
+    for d in range(n_docs):
+        complex_ = [list(rng.choice(words, 9)) for _ in range(8)]
+        simple, links = [], []
+        for c, sent in enumerate(complex_):
+            if rng.random() < 0.25:
+                continue  # deleted
+            kept = [str(w) for w in rng.choice(sent, int(rng.integers(2, 6)), replace=False)]
+            simple.append(" ".join(kept + [str(w) for w in rng.choice(words, int(rng.integers(1, 5)))]) + ".")
+            links.append((len(simple) - 1, c))
+            if rng.random() < 0.3:  # added, with words of another sentence
+                other = complex_[int(rng.integers(len(complex_)))]
+                simple.append(" ".join([str(w) for w in rng.choice(other, 2)] + [str(w) for w in rng.choice(words, 4)]) + ".")
+        pid = f"s{d}"
+        pairs.append(DocPair(pid, [[" ".join(str(w) for w in sent) + "." for sent in complex_]], [simple]))
+        gold += [Alignment("aligned", f"{pid}-0-0-{s_}", f"{pid}-1-0-{c}") for s_, c in links]
+    return pairs, gold
+
+
+class _Recorder:
+    """A fitted classifier that keeps the rows it is asked about (to see what each round reads)."""
+
+    def __init__(self, model: object) -> None:
+        self.model, self.inputs = model, []  # type: ignore[var-annotated]
+
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        self.inputs.append(x)
+        return self.model.predict_proba(x)  # type: ignore[attr-defined, no-any-return]
+
+
+def test_each_later_decoder_round_reads_the_previous_rounds_probabilities(tmp_path):
+    """Round 3 sees the cell features round 2 saw plus group_features of round 2's probabilities, and
+    its own probabilities are what the decoder returns."""
+    import dataclasses
+
+    from alignment_engine.crf_aligner import doc_cell_features, learned_scores_many
+    from alignment_engine.stacking import GROUP_CHANNELS, group_features
+
+    pairs, gold = _synthetic(14)  # enough cells for the trees to split (min_samples_leaf 20)
+    out = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "r3", seed=0, device="cpu",
+                      decoder_rounds=3, cv_folds=2, **FAST)
+    aligner = CRFAligner.load(out, "cpu")
+    docs = aligner.prepare(pairs)
+    decs = aligner.predict_docs(docs)
+    decoder = aligner.decoder
+    assert decoder is not None
+    second, third = decoder.group_rounds()
+    rec2, rec3 = _Recorder(second), _Recorder(third)
+    full = learned_scores_many(docs, decs, dataclasses.replace(decoder, group_model=[rec2, rec3]))
+    after_two = learned_scores_many(docs, decs, dataclasses.replace(decoder, group_model=second))
+    masks = [doc_cell_features(doc, dec, None)[1] for doc, dec in zip(docs, decs, strict=True)]
+    (x2,), (x3,) = rec2.inputs, rec3.inputs
+    g = len(GROUP_CHANNELS)
+    assert np.array_equal(x3[:, :-g], x2[:, :-g])
+    expected = np.concatenate([group_features(p)[m] for p, m in zip(after_two, masks, strict=True)])
+    assert np.allclose(x3[:, -g:], expected)
+    got = np.concatenate([p[m] for p, m in zip(full, masks, strict=True)])
+    assert np.allclose(got, third.predict_proba(x3)[:, 1])
