@@ -338,8 +338,9 @@ def fit_decoder(
             for i in (i for i in range(len(docs)) if fold[i] == f):
                 probs[i][masks[i]] = predict_proba(model_f, group_x[i])
         group_models.append(fit_classifier(fit_x(group_x, everyone), fit_y(everyone), seed))
-    # two rounds keep the single model older pickles hold; more rounds a list
-    group_model = None if not group_models else group_models[0] if len(group_models) == 1 else group_models
+    group_model: Any = group_models  # rounds 2, 3, ...; with two rounds or one, the model or None older pickles hold
+    if len(group_models) < 2:
+        group_model = group_models[0] if group_models else None
     no_partial = {"group": False, "min_len_ratio": 0.0}
     best: tuple[float, dict] = (-1.0, {})
     table: dict[str, dict] = {}

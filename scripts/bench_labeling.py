@@ -47,6 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN_RE = re.compile(r'id="lab-token" value="([^"]+)"')
 PRELOAD_RE = re.compile(r'<script id="lab-preload" type="application/json">(.*?)</script>', re.S)
+CSRF = "benchcsrftoken0123456789abcdefgh"  # 32 characters: an unmasked CSRF secret
 
 
 def page_tokens(html: str) -> tuple[str | None, str | None]:
@@ -54,7 +55,6 @@ def page_tokens(html: str) -> tuple[str | None, str | None]:
     shown, ahead = TOKEN_RE.search(html), PRELOAD_RE.search(html)
     preload = json.loads(ahead.group(1)) if ahead else None
     return (shown.group(1) if shown else None), (str(preload["token"]) if preload else None)
-CSRF = "benchcsrftoken0123456789abcdefgh"  # 32 characters: an unmasked CSRF secret
 
 # ---------------------------------------------------------------------------------------------
 # locust side (this file is also the locustfile: BENCH_ROLE=locust)

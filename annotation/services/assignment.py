@@ -251,19 +251,15 @@ def page_served(
     membership lock, the second excluding the first (``(None, None)`` when nothing is left, the
     second None when only one question is). The page then needs no ``next`` request of its own."""
 
-    def serve(m: Membership, now: datetime) -> tuple[Served | None, Served | None]:
-        served_before = m.questions_served
+    def both(m: Membership, now: datetime) -> tuple[Served | None, Served | None]:
         mine = _PENDING_TOKENS.rows(job=job.pk, user=user.pk, now=now)  # read once for both
         shown = serve_locked(job, user, m, (), now, mine)
-        ahead = None
-        if shown is not None:
-            pending = mine if any(token == shown[0] for _, token in mine) else [*mine, (0, shown[0])]
-            ahead = serve_locked(job, user, m, (shown[0],), now, pending)
-        if m.questions_served != served_before:
-            SAVE_SERVED.save(m)
-        return shown, ahead
+        if shown is None:
+            return None, None
+        # shown is the oldest pending question, or was served new when none was pending
+        return shown, serve_locked(job, user, m, (shown[0],), now, mine or [(0, shown[0])])
 
-    return _serving(job, user, membership, serve)
+    return _serving(job, user, membership, lambda m, now: _saving(m, lambda: both(m, now)))
 
 
 Result = TypeVar("Result")
@@ -297,11 +293,17 @@ def serve_saving(
 ) -> Served | None:
     """``serve_locked``, then the membership's ``questions_served`` saved when it served (for a
     caller with no other membership write to share it with)."""
+    return _saving(membership, lambda: serve_locked(job, user, membership, exclude, now))
+
+
+def _saving(membership: Membership, serve: Callable[[], Result]) -> Result:
+    """Run ``serve`` (which may serve questions to ``membership``'s annotator), then save
+    ``questions_served`` once if it changed."""
     served_before = membership.questions_served
-    served = serve_locked(job, user, membership, exclude, now)
+    out = serve()
     if membership.questions_served != served_before:
         SAVE_SERVED.save(membership)
-    return served
+    return out
 
 
 def next_question(

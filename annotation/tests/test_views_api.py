@@ -25,20 +25,23 @@ def api_for(user, csrf: bool = False) -> APIClient:  # type: ignore[no-untyped-d
     return client
 
 
+PRELOAD_RE = re.compile(r'(<script id="lab-preload" type="application/json">)(.*?)(</script>)')  # the page's preload
+
+
 def normalised(html: str, *texts: str) -> str:
     for t in texts:
         html = html.replace(t, "TEXT")
     html = re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"', "CSRF", html)
     html = re.sub(r'"X-CSRFToken": "[^"]+"', "CSRF", html)
-    html = re.sub(r'(<script id="lab-preload" type="application/json">).*?(</script>)', r"\1PRELOAD\2", html)
+    html = PRELOAD_RE.sub(r"\1PRELOAD\3", html)
     return re.sub(r'id="lab-token" value="[^"]+"', "TOKEN", html)
 
 
 def preloaded(html: str) -> dict[str, str]:
     """The question the labeling page carries for after the one on screen (its ``#lab-preload`` JSON)."""
-    found = re.search(r'<script id="lab-preload" type="application/json">(.*?)</script>', html)
+    found = PRELOAD_RE.search(html)
     assert found, "the page carries no preloaded question"
-    return json.loads(found.group(1))  # type: ignore[no-any-return]
+    return json.loads(found.group(2))  # type: ignore[no-any-return]
 
 
 def served(user) -> list[Assignment]:  # type: ignore[no-untyped-def]
