@@ -430,3 +430,21 @@ def test_answer_with_preload_serves_nothing_to_a_removed_annotator(make_user):
     # the question served for the preload in the same transaction was released by the removal
     assert not Assignment.objects.filter(annotator=user, answered_at__isnull=True).exists()
     assert sum(JobItem.objects.filter(job=job).values_list("reserved_count", flat=True)) == 0
+
+
+def test_the_labeling_benchmark_reads_both_questions_off_the_page(client, annotator):
+    """scripts/bench_labeling.py acts as the page's script: it must find the shown and the preloaded
+    question in the page the product renders, or it would fall back to a "next" per session."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "bench_labeling.py"
+    spec = importlib.util.spec_from_file_location("bench_labeling", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    job = make_job(every=0, min_seconds=0)
+    client.force_login(annotator)
+    html = client.get(reverse("annotation:label", args=[job.pk])).content.decode()
+    shown, ahead = served(annotator)
+    assert bench.page_tokens(html) == (shown.token, ahead.token)
