@@ -15,8 +15,9 @@ Speed:
   unsupported) and batches of ``gpu_batch_size`` (1,024) pairs there, ``cpu_batch_size``
   (128) on CPU;
 - CPU threads: ``torch.set_num_threads(min(2, cores))``, or 1 when the load average already
-  exceeds the core count (:func:`default_threads`), unless ``OMP_NUM_THREADS`` is set;
-  tokenisation by the Rust fast tokenizer.
+  exceeds the core count (:func:`default_threads`), unless ``OMP_NUM_THREADS`` is set; training
+  runs on :data:`TRAINING_THREADS` (:func:`training_threads`), so that its model does not depend on
+  the load; tokenisation by the Rust fast tokenizer.
 
 Negative sampling for fine-tuning lives in :func:`alignment_engine.training.encoder_examples`
 (every gold pair, plus per positive three negatives from the same document: two hard ones
@@ -28,8 +29,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,29 @@ def configure_threads() -> None:
     _THREADS_SET = True
     if "OMP_NUM_THREADS" not in os.environ:
         torch.set_num_threads(default_threads())
+
+
+#: Torch intra-op threads while a model trains (unless ``OMP_NUM_THREADS`` says otherwise).
+TRAINING_THREADS = 1
+
+
+@contextmanager
+def training_threads() -> Iterator[None]:
+    """Train on :data:`TRAINING_THREADS` torch threads, then restore the previous count (also a decorator).
+
+    The thread count changes the order of float reductions and so the trained model: the plain
+    ``train`` on DEplain-web gave dev Task 1 .744 with two threads (an idle machine) and .728 with
+    one (a busy one; docs/engine-results.md, Round 9). A fixed count makes the same command on the same
+    machine give the same model whatever else runs; two threads would train about 1.3 times faster
+    on an idle machine (``scripts/bench_crf_training.py --threads``)."""
+    configure_threads()
+    before = torch.get_num_threads()
+    if "OMP_NUM_THREADS" not in os.environ:
+        torch.set_num_threads(TRAINING_THREADS)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def default_threads() -> int:

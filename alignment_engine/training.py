@@ -51,6 +51,7 @@ from alignment_engine.crf_aligner import (
     train_crf,
 )
 from alignment_engine.crf_config import CRFConfig
+from alignment_engine.encoders import training_threads
 from alignment_engine.evaluation import evaluate, paragraph_prf
 from alignment_engine.gold import gold_by_pair, gold_cells, gold_matrix, known_matrix, known_paragraphs, paragraph_links
 from alignment_engine.stacking import LearnedDecoder, fit_classifier, group_features, predict_proba
@@ -386,6 +387,7 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+@training_threads()
 def train_model(
     train_pairs: Sequence[DocPair],
     train_gold: Sequence[Alignment],

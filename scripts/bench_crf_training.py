@@ -1,7 +1,8 @@
-"""Time the CRFs' training epochs on DEplain-web train (one torch thread): the first-order CRF
-(``crf_aligner.train_crf``) and the semi-Markov CRF (``semicrf.train_semicrf``), both directions.
+"""Time the CRFs' training epochs on DEplain-web train (one torch thread unless ``--threads``): the
+first-order CRF (``crf_aligner.train_crf``) and the semi-Markov CRF (``semicrf.train_semicrf``), both
+directions.
 
-    python scripts/bench_crf_training.py [--epochs 2] [--which crf,semicrf] [--data ../shared/data/deplain-web]
+    python scripts/bench_crf_training.py [--epochs 2] [--which crf,semicrf] [--threads 1] [--data ../shared/data/deplain-web]
 
 Prints wall and CPU seconds and the losses per model (the same seed gives the same losses, so two
 versions of the code can be compared run against run: docs/engine-results.md, Round 6).
@@ -25,7 +26,9 @@ def main() -> None:
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "deplain-web"))
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--which", default="crf,semicrf")
+    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     args = ap.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before torch loads; train_crf keeps it
 
     import numpy as np
     import torch
@@ -37,7 +40,7 @@ def main() -> None:
     from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
     from alignment_engine.training import fit_normalisation
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     data = Path(args.data)
     pairs, gold = read_pairs_jsonl(data / "train_pairs.jsonl"), read_alignment_tsv(data / "train_gold.tsv")
     cfg = CRFConfig().with_options(crf_epochs=args.epochs, semicrf_epochs=args.epochs)
@@ -46,7 +49,7 @@ def main() -> None:
     norm = fit_normalisation(docs, cfg.emission, cfg.context_features, cfg.span_emission)
     mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
     gold_mats = [gold_matrix(d.pair, pos.get(d.pair.pair_id, set())).astype(np.int64) for d in docs]
-    out: dict[str, object] = {"documents": len(docs), "epochs": args.epochs, "load_before": os.getloadavg()}
+    out: dict[str, object] = {"documents": len(docs), "epochs": args.epochs, "threads": torch.get_num_threads(), "load_before": os.getloadavg()}
     for which in args.which.split(","):
         torch.manual_seed(0)
         if which == "crf":

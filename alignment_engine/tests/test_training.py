@@ -374,3 +374,31 @@ def test_each_later_decoder_round_reads_the_previous_rounds_probabilities(tmp_pa
     assert np.allclose(x3[:, -g:], expected)
     got = np.concatenate([p[m] for p, m in zip(full, masks, strict=True)])
     assert np.allclose(got, third.predict_proba(x3)[:, 1])
+
+
+def test_training_runs_on_one_torch_thread_whatever_the_load_and_restores_the_count(tmp_path, monkeypatch):
+    """Two threads give another model than one (float reductions in another order), so training does
+    not take its thread count from the load average as alignment does."""
+    import torch
+
+    from alignment_engine import encoders, training
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(encoders.os, "getloadavg", lambda: (0.0, 0.0, 0.0))  # an idle machine: alignment takes 2
+    seen: list[int] = []
+    real = training.train_crf
+
+    def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(torch.get_num_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "train_crf", recording)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        pairs, gold = _tiny()
+        train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", **FAST)
+        assert seen and set(seen) == {encoders.TRAINING_THREADS} == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
