@@ -152,6 +152,23 @@ class Decoded:
         return np.maximum(self.forward_marginals, self.reverse_marginals)
 
 
+def average_decodings(members: Sequence[Decoded]) -> Decoded:
+    """One document's decoding by a seed ensemble: the members' marginals averaged, and a cell on a
+    Viterbi path when at least half of the members' paths hold it (one member: itself)."""
+    if len(members) == 1:
+        return members[0]
+    k = len(members)
+
+    def vote(paths: list[np.ndarray]) -> np.ndarray:
+        return np.asarray(np.sum(paths, axis=0) * 2 >= k)
+
+    def mean(margs: list[np.ndarray]) -> np.ndarray:
+        return np.asarray(np.mean(margs, axis=0, dtype=np.float64), dtype=np.float32)
+
+    return Decoded(vote([d.forward for d in members]), vote([d.reverse for d in members]),
+                   mean([d.forward_marginals for d in members]), mean([d.reverse_marginals for d in members]))
+
+
 def cell_features(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, forward: np.ndarray,
                   reverse: np.ndarray, lex: np.ndarray, para_prob: np.ndarray | None,
                   span: np.ndarray | None = None) -> np.ndarray:

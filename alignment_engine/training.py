@@ -206,10 +206,11 @@ class RunProgress:
 def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRFConfig, mean: np.ndarray,
               scale: np.ndarray, seed: int, log: Callable[[str], None],
               run: RunProgress | None = None, known: Sequence[np.ndarray | None] | None = None,
-              ) -> tuple[list[Decoded], list[int]]:
+              member: int = 0) -> tuple[list[Decoded], list[int]]:
     """Out-of-fold decoding of the train documents: each fold decoded by a CRF trained on the others
     (``cfg.cv_folds`` folds by document). ``known[i]``: document i's partial labels (see
-    :func:`~alignment_engine.crf_aligner.build_sequences`). Returns (decodings, fold of every document)."""
+    :func:`~alignment_engine.crf_aligner.build_sequences`). ``member``: which member of a seed ensemble
+    (same folds, CRF seeds :func:`member_seed`). Returns (decodings, fold of every document)."""
     k = n_folds(cfg, len(docs))
     fold = folds_by_document([d.pair for d in docs], k, seed)
     oof: list[Decoded | None] = [None] * len(docs)
@@ -220,6 +221,8 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
         sub_gold = [gold_mats[i] for i in fit_idx]
         sub_known = None if known is None else [known[i] for i in fit_idx]
         seqs = {d: build_sequences(sub_docs, d, cfg, mean, scale, sub_gold, sub_known) for d in ("s2c", "c2s")}
+        if member:
+            torch.manual_seed(member_seed(seed + 1 + f, member))  # the member's own initial weights
         model = BiCRF.for_config(cfg)
         prefix = f"cross-fitting fold {f + 1}/{k}: "
         if run is not None:
@@ -227,7 +230,7 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
         else:
             def fold_log(msg: str, prefix: str = prefix) -> None:
                 log(prefix + msg)
-        train_crf(model, seqs, cfg, seed + 1 + f, progress=fold_log)
+        train_crf(model, seqs, cfg, member_seed(seed + 1 + f, member), progress=fold_log)
         model.eval()
         held_docs = [docs[i] for i in held]
         decs = decode(model, {d: build_sequences(held_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}, held_docs)
@@ -236,9 +239,14 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
     return [d for d in oof if d is not None], fold
 
 
+def member_seed(seed: int, member: int) -> int:
+    """The CRF seed of ensemble member ``member`` (member 0: ``seed`` itself, the single model's)."""
+    return seed + 7919 * member
+
+
 def semi_cross_fit(docs: Sequence, gold_mats: Sequence[np.ndarray], fold: Sequence[int], config: CRFConfig,
                    mean: np.ndarray, scale: np.ndarray, seed: int, log: Callable[[str], None],
-                   known: Sequence[np.ndarray | None] | None = None) -> list:
+                   known: Sequence[np.ndarray | None] | None = None, member: int = 0) -> list:
     """Out-of-fold decodings of the train documents by semi-Markov CRFs that did not see them, over the
     folds of :func:`cross_fit` (``fold``, its second value) and with its seeds."""
     k = max(fold) + 1 if fold else 1
@@ -251,8 +259,10 @@ def semi_cross_fit(docs: Sequence, gold_mats: Sequence[np.ndarray], fold: Sequen
         def fold_log(msg: str, f: int = f) -> None:
             log(f"fold {f + 1}/{k}: {msg}")
 
+        if member:
+            torch.manual_seed(member_seed(seed + 1 + f, member))  # the member's own initial weights
         model = semicrf.fit_semicrf([docs[i] for i in fit_idx], [gold_mats[i] for i in fit_idx], config, mean, scale,
-                                    seed + 1 + f, fold_log, cache, None if known is None else [known[i] for i in fit_idx])
+                                    member_seed(seed + 1 + f, member), fold_log, cache, None if known is None else [known[i] for i in fit_idx])
         held_docs = [docs[i] for i in held]
         decs = semicrf.decode_semicrf(model, {d: semicrf.build_span_sequences(held_docs, d, config, mean, scale, None, cache)
                                               for d in ("s2c", "c2s")}, held_docs)

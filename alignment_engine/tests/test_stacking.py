@@ -111,3 +111,22 @@ def test_extra_candidates_are_the_candidates_of_the_decoding_behind_the_extra_ch
     want = candidates(fm, rm, fv, rv)
     assert want.any() and not want.all()
     assert (extra_candidates(extra_channels(fm, rm, fv, rv)) == want).all()
+
+
+def test_average_decodings_averages_marginals_and_votes_paths():
+    from alignment_engine.stacking import Decoded, average_decodings
+
+    a = Decoded(np.array([[True, False]]), np.array([[False, False]]), np.array([[0.8, 0.2]], dtype=np.float32),
+                np.array([[0.4, 0.0]], dtype=np.float32))
+    b = Decoded(np.array([[False, True]]), np.array([[False, True]]), np.array([[0.4, 0.6]], dtype=np.float32),
+                np.array([[0.0, 0.5]], dtype=np.float32))
+    c = Decoded(np.array([[False, True]]), np.array([[False, False]]), np.array([[0.0, 1.0]], dtype=np.float32),
+                np.array([[0.2, 0.1]], dtype=np.float32))
+    assert average_decodings([a]) is a
+    two = average_decodings([a, b])  # one of two members is half: on the path
+    assert two.forward.tolist() == [[True, True]] and two.reverse.tolist() == [[False, True]]
+    np.testing.assert_allclose(two.forward_marginals, [[0.6, 0.4]], rtol=1e-6)
+    three = average_decodings([a, b, c])  # one of three is not
+    assert three.forward.tolist() == [[False, True]] and three.reverse.tolist() == [[False, False]]
+    np.testing.assert_allclose(three.reverse_marginals, [[0.2, 0.2]], rtol=1e-6)
+    assert three.forward_marginals.dtype == np.float32

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Seed ensembles of the CRFs (docs/engine-results.md, Round 9), chosen on train, dev held out.
+
+The default's CRFs (first-order and semi-Markov, both directions) are cross-fitted over the default's
+folds and trained on all of train once per ensemble member (``training.member_seed``: member 0 is the
+default's own seeds); every member's out-of-fold train decodings and dev decodings are cached in
+``--cache-dir``. Then, for every ensemble size K and for each kind of ensemble (first-order CRF only, or
+both CRFs), the members' decodings are averaged (``stacking.average_decodings``) and the default learned
+decoder (two rounds, paragraph step) is fitted and chosen on train by cross-validation and scored on dev.
+
+    python scripts/engine_ensemble.py --fit 1 [--fit 2 ...]      # one process per member (parallel-safe)
+    python scripts/engine_ensemble.py --members 3 [--out var/ensemble.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DATA = ROOT.parent / "shared" / "data" / "deplain-web"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cache-dir", default="var/ensemble")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--fit", type=int, action="append", default=[], help="cross-fit and train member M")
+    ap.add_argument("--members", type=int, default=0, help="score ensembles of the first 1..N cached members")
+    ap.add_argument("--out", default="var/ensemble.json")
+    args = ap.parse_args()
+
+    import numpy as np
+    import torch
+
+    from alignment_engine import semicrf, training
+    from alignment_engine.crf_aligner import (
+        BiCRF,
+        alignments_from,
+        build_sequences,
+        decode,
+        fit_normalisation,
+        prepare_docs,
+        train_crf,
+    )
+    from alignment_engine.crf_config import CRFConfig
+    from alignment_engine.evaluation import paragraph_prf
+    from alignment_engine.gold import gold_by_pair, gold_matrix, gold_paragraph_links
+    from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
+    from alignment_engine.stacking import average_decodings, extra_channels
+
+    tp, tg = read_pairs_jsonl(DATA / "train_pairs.jsonl"), read_alignment_tsv(DATA / "train_gold.tsv")
+    dp, dg = read_pairs_jsonl(DATA / "dev_pairs.jsonl"), read_alignment_tsv(DATA / "dev_gold.tsv")
+    cfg = CRFConfig()
+    pos, _ = gold_by_pair(tg)
+    docs = prepare_docs(tp, cfg, None)
+    dev_docs = prepare_docs(dp, cfg, None)
+    norm = fit_normalisation(docs, cfg.emission, cfg.context_features, cfg.span_emission)
+    mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
+    gold_mats = [gold_matrix(d.pair, pos.get(d.pair.pair_id, set())).astype(np.int64) for d in docs]
+    cache = Path(args.cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    dev_seqs = {d: build_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}
+    dev_span = {d: semicrf.build_span_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}
+
+    for m in args.fit:
+        t0 = time.perf_counter()
+        training.set_seed(args.seed)
+        oof, fold = training.cross_fit(docs, gold_mats, cfg, mean, scale, args.seed, lambda _: None, member=m)
+        semi_oof = training.semi_cross_fit(docs, gold_mats, fold, cfg, mean, scale, args.seed, lambda _: None,
+                                           member=m)
+        final_seed = training.member_seed(args.seed, m)
+        if m:
+            torch.manual_seed(final_seed)
+        model = BiCRF.for_config(cfg)
+        train_crf(model, {d: build_sequences(docs, d, cfg, mean, scale, gold_mats) for d in ("s2c", "c2s")}, cfg,
+                  final_seed)
+        model.eval()
+        if m:
+            torch.manual_seed(final_seed)
+        semi_model = semicrf.fit_semicrf(docs, gold_mats, cfg, mean, scale, final_seed)
+        dev = decode(model, dev_seqs, dev_docs)
+        semi_dev = semicrf.decode_semicrf(semi_model, dev_span, dev_docs)
+        (cache / f"member{m}.pkl").write_bytes(pickle.dumps((fold, oof, semi_oof, dev, semi_dev)))
+        log(f"member {m}: {time.perf_counter() - t0:.0f}s")
+
+    out: dict = {}
+    if args.members:
+        members = [pickle.loads((cache / f"member{m}.pkl").read_bytes()) for m in range(args.members)]
+        fold = members[0][0]
+        if any(list(mem[0]) != list(fold) for mem in members):
+            raise SystemExit("the members were cross-fitted over other folds")
+        sizes = range(1, args.members + 1)
+        for kind in ("crf", "both"):
+            for k in sizes:
+                if kind == "both" and k == 1:
+                    continue
+                used = members[:k]
+                semi_k = used if kind == "both" else used[:1]
+                oof = [average_decodings([mem[1][i] for mem in used]) for i in range(len(docs))]
+                dev = [average_decodings([mem[3][i] for mem in used]) for i in range(len(dev_docs))]
+                for decs, sem in ((oof, [average_decodings([mem[2][i] for mem in semi_k]) for i in range(len(docs))]),
+                                  (dev, [average_decodings([mem[4][i] for mem in semi_k]) for i in range(len(dev_docs))])):
+                    for dec, sd in zip(decs, sem, strict=True):
+                        dec.extra = extra_channels(sd.forward_marginals, sd.reverse_marginals, sd.forward, sd.reverse)
+                t0 = time.perf_counter()
+                decoder, th, cv = training.fit_decoder(docs, oof, fold, gold_mats, tp, tg, pos, cfg.paragraph_step,
+                                                       cfg.decoder_rounds, args.seed, lambda _: None)
+                rows = [alignments_from(d, dec, th, decoder) for d, dec in zip(dev_docs, dev, strict=True)]
+                res = training.score_docs(dp, dg, rows)
+                para = paragraph_prf(training.predicted_paragraph_links(dev_docs, dev, decoder),
+                                     gold_paragraph_links(dp, dg))
+                g = res["groups"]["gold"]
+                name = f"{kind} x{k}"
+                out[name] = {"train_cv_task1_f1": cv["task1_f1"], "task1": res["task1"], "groups": res["groups"],
+                             "paragraphs": para, "thresholds": th, "fit_s": round(time.perf_counter() - t0, 1)}
+                print(f"{name}: train CV {cv['task1_f1']:.4f} | dev P {res['task1']['precision']:.3f} "
+                      f"R {res['task1']['recall']:.3f} F1 {res['task1']['f1']:.4f} | 1:1 {g['1:1']['recall']:.3f} "
+                      f"1:n {g['1:n']['recall']:.3f} n:1 {g['n:1']['recall']:.3f} m:n {g['m:n']['recall']:.3f} "
+                      f"| paragraph F1 {para['f1']:.4f} | thr {th.get('marginal')}", flush=True)
+        Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
