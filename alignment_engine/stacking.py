@@ -276,11 +276,15 @@ def closure(pred: np.ndarray) -> np.ndarray:
     return out
 
 
+#: The paragraph and cell classifiers' settings (scikit-learn ``HistGradientBoostingClassifier``).
+CLASSIFIER_PARAMS: dict[str, Any] = {"max_iter": 200, "learning_rate": 0.08, "max_leaf_nodes": 31,
+                                     "min_samples_leaf": 20, "l2_regularization": 1.0}
+
+
 def make_classifier(seed: int) -> Any:
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    return HistGradientBoostingClassifier(max_iter=200, learning_rate=0.08, max_leaf_nodes=31, min_samples_leaf=20,
-                                          l2_regularization=1.0, early_stopping=False, random_state=seed)
+    return HistGradientBoostingClassifier(**CLASSIFIER_PARAMS, early_stopping=False, random_state=seed)
 
 
 def fit_classifier(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], seed: int) -> Any:

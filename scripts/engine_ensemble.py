@@ -10,6 +10,7 @@ decoder (two rounds, paragraph step) is fitted and chosen on train by cross-vali
 
     python scripts/engine_ensemble.py --fit 1 [--fit 2 ...]      # one process per member (parallel-safe)
     python scripts/engine_ensemble.py --members 3 [--out var/ensemble.json]
+    python scripts/engine_ensemble.py --members 1 --classifiers '[{}, {"max_iter": 400}]'  # decoder settings
 """
 
 from __future__ import annotations
@@ -32,13 +33,15 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--fit", type=int, action="append", default=[], help="cross-fit and train member M")
     ap.add_argument("--members", type=int, default=0, help="score ensembles of the first 1..N cached members")
+    ap.add_argument("--classifiers", default="",
+                    help="JSON list of stacking.CLASSIFIER_PARAMS changes: each scored on member 0 alone")
     ap.add_argument("--out", default="var/ensemble.json")
     args = ap.parse_args()
 
     import numpy as np
     import torch
 
-    from alignment_engine import semicrf, training
+    from alignment_engine import semicrf, stacking, training
     from alignment_engine.crf_aligner import (
         BiCRF,
         alignments_from,
@@ -97,33 +100,36 @@ def main() -> int:
         if any(list(mem[0]) != list(fold) for mem in members):
             raise SystemExit("the members were cross-fitted over other folds")
         sizes = range(1, args.members + 1)
-        for kind in ("crf", "both"):
-            for k in sizes:
-                if kind == "both" and k == 1:
-                    continue
-                used = members[:k]
-                semi_k = used if kind == "both" else used[:1]
-                oof = [average_decodings([mem[1][i] for mem in used]) for i in range(len(docs))]
-                dev = [average_decodings([mem[3][i] for mem in used]) for i in range(len(dev_docs))]
-                for decs, sem in ((oof, [average_decodings([mem[2][i] for mem in semi_k]) for i in range(len(docs))]),
-                                  (dev, [average_decodings([mem[4][i] for mem in semi_k]) for i in range(len(dev_docs))])):
-                    for dec, sd in zip(decs, sem, strict=True):
-                        dec.extra = extra_channels(sd.forward_marginals, sd.reverse_marginals, sd.forward, sd.reverse)
-                t0 = time.perf_counter()
-                decoder, th, cv = training.fit_decoder(docs, oof, fold, gold_mats, tp, tg, pos, cfg.paragraph_step,
-                                                       cfg.decoder_rounds, args.seed, lambda _: None)
-                rows = [alignments_from(d, dec, th, decoder) for d, dec in zip(dev_docs, dev, strict=True)]
-                res = training.score_docs(dp, dg, rows)
-                para = paragraph_prf(training.predicted_paragraph_links(dev_docs, dev, decoder),
-                                     gold_paragraph_links(dp, dg))
-                g = res["groups"]["gold"]
-                name = f"{kind} x{k}"
-                out[name] = {"train_cv_task1_f1": cv["task1_f1"], "task1": res["task1"], "groups": res["groups"],
-                             "paragraphs": para, "thresholds": th, "fit_s": round(time.perf_counter() - t0, 1)}
-                print(f"{name}: train CV {cv['task1_f1']:.4f} | dev P {res['task1']['precision']:.3f} "
-                      f"R {res['task1']['recall']:.3f} F1 {res['task1']['f1']:.4f} | 1:1 {g['1:1']['recall']:.3f} "
-                      f"1:n {g['1:n']['recall']:.3f} n:1 {g['n:1']['recall']:.3f} m:n {g['m:n']['recall']:.3f} "
-                      f"| paragraph F1 {para['f1']:.4f} | thr {th.get('marginal')}", flush=True)
+        variants = [("crf", k, {}) for k in sizes] + [("both", k, {}) for k in sizes if k > 1]
+        if args.classifiers:
+            variants = [("crf", 1, change) for change in json.loads(args.classifiers)]
+        default_params = dict(stacking.CLASSIFIER_PARAMS)
+        for kind, k, change in variants:
+            stacking.CLASSIFIER_PARAMS.clear()
+            stacking.CLASSIFIER_PARAMS.update(default_params, **change)
+            used = members[:k]
+            semi_k = used if kind == "both" else used[:1]
+            oof = [average_decodings([mem[1][i] for mem in used]) for i in range(len(docs))]
+            dev = [average_decodings([mem[3][i] for mem in used]) for i in range(len(dev_docs))]
+            for decs, sem in ((oof, [average_decodings([mem[2][i] for mem in semi_k]) for i in range(len(docs))]),
+                              (dev, [average_decodings([mem[4][i] for mem in semi_k]) for i in range(len(dev_docs))])):
+                for dec, sd in zip(decs, sem, strict=True):
+                    dec.extra = extra_channels(sd.forward_marginals, sd.reverse_marginals, sd.forward, sd.reverse)
+            t0 = time.perf_counter()
+            decoder, th, cv = training.fit_decoder(docs, oof, fold, gold_mats, tp, tg, pos, cfg.paragraph_step,
+                                                   cfg.decoder_rounds, args.seed, lambda _: None)
+            rows = [alignments_from(d, dec, th, decoder) for d, dec in zip(dev_docs, dev, strict=True)]
+            res = training.score_docs(dp, dg, rows)
+            para = paragraph_prf(training.predicted_paragraph_links(dev_docs, dev, decoder),
+                                 gold_paragraph_links(dp, dg))
+            g = res["groups"]["gold"]
+            name = f"{kind} x{k}" + (f" {json.dumps(change)}" if change else "")
+            out[name] = {"train_cv_task1_f1": cv["task1_f1"], "task1": res["task1"], "groups": res["groups"],
+                         "paragraphs": para, "thresholds": th, "fit_s": round(time.perf_counter() - t0, 1)}
+            print(f"{name}: train CV {cv['task1_f1']:.4f} | dev P {res['task1']['precision']:.3f} "
+                  f"R {res['task1']['recall']:.3f} F1 {res['task1']['f1']:.4f} | 1:1 {g['1:1']['recall']:.3f} "
+                  f"1:n {g['1:n']['recall']:.3f} n:1 {g['n:1']['recall']:.3f} m:n {g['m:n']['recall']:.3f} "
+                  f"| paragraph F1 {para['f1']:.4f} | thr {th.get('marginal')}", flush=True)
         Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     return 0
 
