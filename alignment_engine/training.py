@@ -211,7 +211,7 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
     """Out-of-fold decoding of the train documents: each fold decoded by a CRF trained on the others
     (``cfg.cv_folds`` folds by document). ``known[i]``: document i's partial labels (see
     :func:`~alignment_engine.crf_aligner.build_sequences`). ``member``: which member of a seed ensemble
-    (same folds, CRF seeds :func:`member_seed`). Returns (decodings, fold of every document)."""
+    (same folds, CRF seeds and initial weights of :func:`member_init`). Returns (decodings, fold of every document)."""
     k = n_folds(cfg, len(docs))
     fold = folds_by_document([d.pair for d in docs], k, seed)
     oof: list[Decoded | None] = [None] * len(docs)
@@ -222,8 +222,7 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
         sub_gold = [gold_mats[i] for i in fit_idx]
         sub_known = None if known is None else [known[i] for i in fit_idx]
         seqs = {d: build_sequences(sub_docs, d, cfg, mean, scale, sub_gold, sub_known) for d in ("s2c", "c2s")}
-        if member:
-            torch.manual_seed(member_seed(seed + 1 + f, member))  # the member's own initial weights
+        crf_seed = member_init(seed + 1 + f, member)
         model = BiCRF.for_config(cfg)
         prefix = f"cross-fitting fold {f + 1}/{k}: "
         if run is not None:
@@ -231,7 +230,7 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
         else:
             def fold_log(msg: str, prefix: str = prefix) -> None:
                 log(prefix + msg)
-        train_crf(model, seqs, cfg, member_seed(seed + 1 + f, member), progress=fold_log)
+        train_crf(model, seqs, cfg, crf_seed, progress=fold_log)
         model.eval()
         held_docs = [docs[i] for i in held]
         decs = decode(model, {d: build_sequences(held_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}, held_docs)
@@ -240,16 +239,21 @@ def cross_fit(docs: Sequence[DocData], gold_mats: Sequence[np.ndarray], cfg: CRF
     return [d for d in oof if d is not None], fold
 
 
-def member_seed(seed: int, member: int) -> int:
-    """The CRF seed of ensemble member ``member`` (member 0: ``seed`` itself, the single model's)."""
-    return seed + 7919 * member
+def member_init(seed: int, member: int) -> int:
+    """The CRF seed of seed-ensemble member ``member``, returned after seeding torch with it for the
+    member's own initial weights; member 0 is the single model: ``seed`` itself, torch left as it is."""
+    if not member:
+        return seed
+    own = seed + 7919 * member
+    torch.manual_seed(own)
+    return own
 
 
 def semi_cross_fit(docs: Sequence, gold_mats: Sequence[np.ndarray], fold: Sequence[int], config: CRFConfig,
                    mean: np.ndarray, scale: np.ndarray, seed: int, log: Callable[[str], None],
                    known: Sequence[np.ndarray | None] | None = None, member: int = 0) -> list:
     """Out-of-fold decodings of the train documents by semi-Markov CRFs that did not see them, over the
-    folds of :func:`cross_fit` (``fold``, its second value) and with its seeds."""
+    folds of :func:`cross_fit` (``fold``, its second value) and with its seeds (``member``: as there)."""
     k = max(fold) + 1 if fold else 1
     cache: dict = {}
     oof: list = [None] * len(docs)
@@ -260,10 +264,9 @@ def semi_cross_fit(docs: Sequence, gold_mats: Sequence[np.ndarray], fold: Sequen
         def fold_log(msg: str, f: int = f) -> None:
             log(f"fold {f + 1}/{k}: {msg}")
 
-        if member:
-            torch.manual_seed(member_seed(seed + 1 + f, member))  # the member's own initial weights
+        semi_seed = member_init(seed + 1 + f, member)
         model = semicrf.fit_semicrf([docs[i] for i in fit_idx], [gold_mats[i] for i in fit_idx], config, mean, scale,
-                                    member_seed(seed + 1 + f, member), fold_log, cache, None if known is None else [known[i] for i in fit_idx])
+                                    semi_seed, fold_log, cache, None if known is None else [known[i] for i in fit_idx])
         held_docs = [docs[i] for i in held]
         decs = semicrf.decode_semicrf(model, {d: semicrf.build_span_sequences(held_docs, d, config, mean, scale, None, cache)
                                               for d in ("s2c", "c2s")}, held_docs)

@@ -37,7 +37,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data" / "deplain-web"
 
 
 def main() -> int:
@@ -56,7 +55,7 @@ def main() -> int:
                          "extra channels of the learned decoder next to the first-order CRF's (Decoded.extra)")
     args = ap.parse_args()
 
-    import numpy as np
+    from engine_data import deplain_web
 
     from alignment_engine.crf_aligner import (
         BiCRF,
@@ -64,14 +63,11 @@ def main() -> int:
         build_sequences,
         decode,
         feature_names,
-        fit_normalisation,
-        prepare_docs,
         train_crf,
     )
     from alignment_engine.crf_config import CRFConfig
     from alignment_engine.evaluation import paragraph_prf
-    from alignment_engine.gold import gold_by_pair, gold_matrix, gold_paragraph_links
-    from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
+    from alignment_engine.gold import gold_paragraph_links
     from alignment_engine.training import (
         cross_fit,
         fit_decoder,
@@ -81,8 +77,6 @@ def main() -> int:
         tune_decoding,
     )
 
-    tp, tg = read_pairs_jsonl(DATA / "train_pairs.jsonl"), read_alignment_tsv(DATA / "train_gold.tsv")
-    dp, dg = read_pairs_jsonl(DATA / "dev_pairs.jsonl"), read_alignment_tsv(DATA / "dev_gold.tsv")
     options = {}
     for item in args.set:
         key, _, value = item.partition("=")
@@ -93,12 +87,9 @@ def main() -> int:
     cfg = CRFConfig().with_options(**options)
     set_seed(args.seed)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
-    pos, _ = gold_by_pair(tg)
-    docs = prepare_docs(tp, cfg, None)
-    dev_docs = prepare_docs(dp, cfg, None)
-    norm = fit_normalisation(docs, cfg.emission, cfg.context_features, cfg.span_emission)
-    mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
-    gold_mats = [gold_matrix(d.pair, pos.get(d.pair.pair_id, set())).astype(np.int64) for d in docs]
+    data = deplain_web(cfg)
+    tp, tg, dp, dg, pos = data.train_pairs, data.train_gold, data.dev_pairs, data.dev_gold, data.pos
+    docs, dev_docs, mean, scale, gold_mats = data.docs, data.dev_docs, data.mean, data.scale, data.gold_mats
     cache = Path(args.cache)
     n_feat = len(feature_names(cfg.emission, cfg.context_features, cfg.span_emission))
     t0 = time.perf_counter()

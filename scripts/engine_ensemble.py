@@ -2,7 +2,7 @@
 """Seed ensembles of the CRFs (docs/engine-results.md, Round 9), chosen on train, dev held out.
 
 The default's CRFs (first-order and semi-Markov, both directions) are cross-fitted over the default's
-folds and trained on all of train once per ensemble member (``training.member_seed``: member 0 is the
+folds and trained on all of train once per ensemble member (``training.member_init``: member 0 is the
 default's own seeds); every member's out-of-fold train decodings and dev decodings are cached in
 ``--cache-dir``. Then, for every ensemble size K and for each kind of ensemble (first-order CRF only, or
 both CRFs), the members' decodings are averaged (``stacking.average_decodings``) and the default learned
@@ -24,7 +24,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data" / "deplain-web"
 
 
 def main() -> int:
@@ -38,34 +37,19 @@ def main() -> int:
     ap.add_argument("--out", default="var/ensemble.json")
     args = ap.parse_args()
 
-    import numpy as np
-    import torch
+    from engine_data import deplain_web
 
     from alignment_engine import semicrf, stacking, training
-    from alignment_engine.crf_aligner import (
-        BiCRF,
-        alignments_from,
-        build_sequences,
-        decode,
-        fit_normalisation,
-        prepare_docs,
-        train_crf,
-    )
+    from alignment_engine.crf_aligner import BiCRF, alignments_from, build_sequences, decode, train_crf
     from alignment_engine.crf_config import CRFConfig
     from alignment_engine.evaluation import paragraph_prf
-    from alignment_engine.gold import gold_by_pair, gold_matrix, gold_paragraph_links
-    from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
+    from alignment_engine.gold import gold_paragraph_links
     from alignment_engine.stacking import average_decodings, extra_channels
 
-    tp, tg = read_pairs_jsonl(DATA / "train_pairs.jsonl"), read_alignment_tsv(DATA / "train_gold.tsv")
-    dp, dg = read_pairs_jsonl(DATA / "dev_pairs.jsonl"), read_alignment_tsv(DATA / "dev_gold.tsv")
     cfg = CRFConfig()
-    pos, _ = gold_by_pair(tg)
-    docs = prepare_docs(tp, cfg, None)
-    dev_docs = prepare_docs(dp, cfg, None)
-    norm = fit_normalisation(docs, cfg.emission, cfg.context_features, cfg.span_emission)
-    mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
-    gold_mats = [gold_matrix(d.pair, pos.get(d.pair.pair_id, set())).astype(np.int64) for d in docs]
+    data = deplain_web(cfg)
+    tp, tg, dp, dg, pos = data.train_pairs, data.train_gold, data.dev_pairs, data.dev_gold, data.pos
+    docs, dev_docs, mean, scale, gold_mats = data.docs, data.dev_docs, data.mean, data.scale, data.gold_mats
     cache = Path(args.cache_dir)
     cache.mkdir(parents=True, exist_ok=True)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
@@ -78,15 +62,12 @@ def main() -> int:
         oof, fold = training.cross_fit(docs, gold_mats, cfg, mean, scale, args.seed, lambda _: None, member=m)
         semi_oof = training.semi_cross_fit(docs, gold_mats, fold, cfg, mean, scale, args.seed, lambda _: None,
                                            member=m)
-        final_seed = training.member_seed(args.seed, m)
-        if m:
-            torch.manual_seed(final_seed)
+        final_seed = training.member_init(args.seed, m)
         model = BiCRF.for_config(cfg)
         train_crf(model, {d: build_sequences(docs, d, cfg, mean, scale, gold_mats) for d in ("s2c", "c2s")}, cfg,
                   final_seed)
         model.eval()
-        if m:
-            torch.manual_seed(final_seed)
+        training.member_init(args.seed, m)
         semi_model = semicrf.fit_semicrf(docs, gold_mats, cfg, mean, scale, final_seed)
         dev = decode(model, dev_seqs, dev_docs)
         semi_dev = semicrf.decode_semicrf(semi_model, dev_span, dev_docs)

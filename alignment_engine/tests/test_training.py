@@ -402,3 +402,35 @@ def test_training_runs_on_one_torch_thread_whatever_the_load_and_restores_the_co
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_an_ensemble_member_cross_fits_over_the_same_folds_with_its_own_crfs():
+    """Member 0 is the single model (the same seeds, torch's generator left as it is); member 1 keeps
+    the folds but trains other CRFs, so averaging members averages different models."""
+    import torch
+
+    from alignment_engine.crf_aligner import prepare_docs
+    from alignment_engine.gold import gold_by_pair, gold_matrix
+    from alignment_engine.training import cross_fit, fit_normalisation, member_init
+
+    pairs, gold = _synthetic(8)
+    cfg = CRFConfig().with_options(**FAST, cv_folds=2)
+    pos, _ = gold_by_pair(gold)
+    docs = prepare_docs(pairs, cfg, None)
+    norm = fit_normalisation(docs, cfg.emission, cfg.context_features, cfg.span_emission)
+    mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
+    mats = [gold_matrix(d.pair, pos.get(d.pair.pair_id, set())).astype(np.int64) for d in docs]
+
+    def run(member: int) -> tuple[list, list[int]]:
+        torch.manual_seed(5)  # the generator state the single model's CRFs start from
+        return cross_fit(docs, mats, cfg, mean, scale, 0, lambda _: None, member=member)
+
+    single, fold = run(0)
+    again, fold_again = run(0)
+    other, fold_other = run(1)
+    assert fold == fold_again == fold_other and len(set(fold)) == 2
+    assert all(np.array_equal(a.forward_marginals, b.forward_marginals) for a, b in zip(single, again, strict=True))
+    assert not all(np.allclose(a.forward_marginals, b.forward_marginals) for a, b in zip(single, other, strict=True))
+    state = torch.random.get_rng_state()
+    assert member_init(11, 0) == 11 and torch.equal(torch.random.get_rng_state(), state)
+    assert member_init(11, 2) == 11 + 2 * 7919

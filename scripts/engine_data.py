@@ -1,0 +1,46 @@
+"""DEplain-web train and dev prepared as the engine's experiment scripts use them (``engine_decoders.py``,
+``engine_ensemble.py``): pairs and gold, lexical features, the normalisation fitted on train, gold matrices.
+
+Scripts run as ``python scripts/NAME.py`` have this folder on ``sys.path``: ``from engine_data import deplain_web``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "deplain-web"
+
+
+@dataclass
+class Prepared:
+    train_pairs: list
+    train_gold: list
+    dev_pairs: list
+    dev_gold: list
+    pos: dict  # train pair id -> its gold cells
+    docs: list  # train DocData
+    dev_docs: list
+    mean: np.ndarray
+    scale: np.ndarray
+    gold_mats: list  # (m, n) int64 gold matrix of every train document
+
+
+def deplain_web(cfg: Any, data: Path = DATA) -> Prepared:
+    """Train and dev of ``data`` prepared for ``cfg`` (a ``CRFConfig``), without an encoder."""
+    from alignment_engine.crf_aligner import fit_normalisation, prepare_docs
+    from alignment_engine.gold import gold_by_pair, gold_matrix
+    from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
+
+    tp, tg = read_pairs_jsonl(data / "train_pairs.jsonl"), read_alignment_tsv(data / "train_gold.tsv")
+    dp, dg = read_pairs_jsonl(data / "dev_pairs.jsonl"), read_alignment_tsv(data / "dev_gold.tsv")
+    pos, _ = gold_by_pair(tg)
+    docs = prepare_docs(tp, cfg, None)
+    norm = fit_normalisation(docs, cfg.emission, cfg.context_features, cfg.span_emission)
+    gold_mats = [gold_matrix(d.pair, pos.get(d.pair.pair_id, set())).astype(np.int64) for d in docs]
+    return Prepared(tp, tg, dp, dg, pos, docs, prepare_docs(dp, cfg, None),
+                    np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32), gold_mats)
