@@ -38,6 +38,7 @@ from torch import nn
 
 from alignment_engine import crf
 from alignment_engine.crf_config import EMISSIONS, CRFConfig
+from alignment_engine.encoders import training_threads
 from alignment_engine.errors import ModelError
 from alignment_engine.features import (
     ENCODER_FEATURES,
@@ -357,6 +358,7 @@ def sequence_log_likelihood(emis: torch.Tensor, trans: torch.Tensor, start: torc
     return best
 
 
+@training_threads()
 def train_crf(
     model: BiCRF,
     train: dict[str, list[Seq]],
@@ -369,9 +371,6 @@ def train_crf(
     ``progress(message)`` is called exactly once per epoch (training's ``RunProgress`` counts on it)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    from alignment_engine.encoders import configure_threads
-
-    configure_threads()
     device = next(model.parameters()).device
     stats: dict = {"epochs": config.crf_epochs, "loss": []}
     batches = {d: [collate(b, device) for b in _batches([s for s in seqs if len(s.rows)], config.crf_batch, None)]

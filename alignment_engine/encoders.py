@@ -73,8 +73,11 @@ def training_threads() -> Iterator[None]:
     ``train`` on DEplain-web gave dev Task 1 .744 with two threads (an idle machine) and .728 with
     one (a busy one; docs/engine-results.md, Round 9). A fixed count makes the same command on the same
     machine give the same model whatever else runs; two threads would train about 1.3 times faster
-    on an idle machine (``scripts/bench_crf_training.py --threads``)."""
-    configure_threads()
+    on an idle machine (``scripts/bench_crf_training.py --threads``).
+
+    Used by the CRF training loops (``crf_aligner.train_crf``, ``semicrf.train_semicrf``), whoever calls
+    them, and by ``training.train_model`` as a whole, whose fold decodings feed the learned decoder."""
+    configure_threads()  # first: the adaptive count restored afterwards, and no later call overriding ours
     before = torch.get_num_threads()
     if "OMP_NUM_THREADS" not in os.environ:
         torch.set_num_threads(TRAINING_THREADS)

@@ -38,6 +38,7 @@ from torch import nn
 
 from alignment_engine.crf import exp_transitions, logsumexp_step
 from alignment_engine.crf_config import CRFConfig
+from alignment_engine.encoders import training_threads
 from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_features
 from alignment_engine.optim import adam_epochs
 from alignment_engine.similarity import _bags_from_codes, _char_codes, _dense_bags, _pair_bags, _word_tuple, dense_idf
@@ -388,6 +389,7 @@ def _batches(seqs: list[SpanSeq], size: int) -> list[list[SpanSeq]]:
     return [[seqs[i] for i in order[k: k + size]] for k in range(0, len(order), size)]
 
 
+@training_threads()
 def train_semicrf(model: BiSemiCRF, train: dict[str, list[SpanSeq]], config: CRFConfig, seed: int,
                   progress: Callable[[str], None] | None = None) -> dict:
     """Adam on the exact negative log-likelihood per step (both directions), lr decayed linearly to 10%."""
@@ -470,9 +472,6 @@ def fit_semicrf(docs: Sequence, gold_mats: Sequence[np.ndarray], config: CRFConf
                 scale: np.ndarray, seed: int, progress: Callable[[str], None] | None = None,
                 cache: dict | None = None, known: Sequence[np.ndarray | None] | None = None) -> BiSemiCRF:
     """Both directions' semi-Markov CRFs trained on ``docs``."""
-    from alignment_engine.encoders import configure_threads
-
-    configure_threads()
     model = BiSemiCRF(len(mean), config)
     seqs = {d: build_span_sequences(docs, d, config, mean, scale, gold_mats, cache, known) for d in ("s2c", "c2s")}
     train_semicrf(model, seqs, config, seed, progress)

@@ -16,7 +16,8 @@ config=None, **options)`` (also ``api.train``) trains :class:`~alignment_engine.
 
 Deterministic for a seed on one device: seeds for python, numpy and torch are set, negative
 sampling and batch order use seeded generators, and training runs on one torch thread whatever the
-load (:func:`~alignment_engine.encoders.training_threads`: the thread count changes the float rounding).
+load (:func:`~alignment_engine.encoders.training_threads` around the whole run and every CRF training
+loop: the thread count changes the float rounding).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ def main() -> None:
     ap.add_argument("--which", default="crf,semicrf")
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     args = ap.parse_args()
-    os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before torch loads; train_crf keeps it
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before torch loads; training_threads keeps it
 
     import numpy as np
     import torch

@@ -21,9 +21,20 @@ import pickle
 import sys
 import time
 from pathlib import Path
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+
+class Member(NamedTuple):
+    """One member's cache (``member{M}.pkl``): its folds, out-of-fold train and dev decodings of both CRFs."""
+
+    fold: list[int]
+    oof: list[Any]
+    semi_oof: list[Any]
+    dev: list[Any]
+    semi_dev: list[Any]
 
 
 def main() -> int:
@@ -67,35 +78,37 @@ def main() -> int:
         train_crf(model, {d: build_sequences(docs, d, cfg, mean, scale, gold_mats) for d in ("s2c", "c2s")}, cfg,
                   final_seed)
         model.eval()
-        training.member_init(args.seed, m)
+        training.member_init(args.seed, m)  # the semi-Markov CRFs' initial weights from the same seed
         semi_model = semicrf.fit_semicrf(docs, gold_mats, cfg, mean, scale, final_seed)
-        dev = decode(model, dev_seqs, dev_docs)
-        semi_dev = semicrf.decode_semicrf(semi_model, dev_span, dev_docs)
-        (cache / f"member{m}.pkl").write_bytes(pickle.dumps((fold, oof, semi_oof, dev, semi_dev)))
+        member = Member(fold, oof, semi_oof, decode(model, dev_seqs, dev_docs),
+                        semicrf.decode_semicrf(semi_model, dev_span, dev_docs))
+        (cache / f"member{m}.pkl").write_bytes(pickle.dumps(tuple(member)))
         log(f"member {m}: {time.perf_counter() - t0:.0f}s")
 
     out: dict = {}
     if args.members:
-        members = [pickle.loads((cache / f"member{m}.pkl").read_bytes()) for m in range(args.members)]
-        fold = members[0][0]
-        if any(list(mem[0]) != list(fold) for mem in members):
+        members = [Member(*pickle.loads((cache / f"member{m}.pkl").read_bytes())) for m in range(args.members)]
+        fold = members[0].fold
+        if any(list(mem.fold) != list(fold) for mem in members):
             raise SystemExit("the members were cross-fitted over other folds")
         sizes = range(1, args.members + 1)
         variants = [("crf", k, {}) for k in sizes] + [("both", k, {}) for k in sizes if k > 1]
         if args.classifiers:
             variants = [("crf", 1, change) for change in json.loads(args.classifiers)]
         default_params = dict(stacking.CLASSIFIER_PARAMS)
+
+        def averaged(group: list[Member], field: str) -> list:
+            """Per document, the ``field`` decodings of the ``group`` averaged."""
+            return [average_decodings(decs) for decs in zip(*(getattr(mem, field) for mem in group), strict=True)]
+
         for kind, k, change in variants:
             stacking.CLASSIFIER_PARAMS.clear()
             stacking.CLASSIFIER_PARAMS.update(default_params, **change)
             used = members[:k]
-            semi_k = used if kind == "both" else used[:1]
-            oof = [average_decodings([mem[1][i] for mem in used]) for i in range(len(docs))]
-            dev = [average_decodings([mem[3][i] for mem in used]) for i in range(len(dev_docs))]
-            for decs, sem in ((oof, [average_decodings([mem[2][i] for mem in semi_k]) for i in range(len(docs))]),
-                              (dev, [average_decodings([mem[4][i] for mem in semi_k]) for i in range(len(dev_docs))])):
-                for dec, sd in zip(decs, sem, strict=True):
-                    dec.extra = extra_channels(sd.forward_marginals, sd.reverse_marginals, sd.forward, sd.reverse)
+            semi_used = used if kind == "both" else used[:1]
+            oof, dev = averaged(used, "oof"), averaged(used, "dev")
+            for dec, sd in zip(oof + dev, averaged(semi_used, "semi_oof") + averaged(semi_used, "semi_dev"), strict=True):
+                dec.extra = extra_channels(sd.forward_marginals, sd.reverse_marginals, sd.forward, sd.reverse)
             t0 = time.perf_counter()
             decoder, th, cv = training.fit_decoder(docs, oof, fold, gold_mats, tp, tg, pos, cfg.paragraph_step,
                                                    cfg.decoder_rounds, args.seed, lambda _: None)

@@ -404,22 +404,28 @@ def test_training_runs_on_one_torch_thread_whatever_the_load_and_restores_the_co
         torch.set_num_threads(before)
 
 
+def _prepared(pairs: list[DocPair], gold: list[Alignment], cfg: CRFConfig) -> tuple[list, np.ndarray, np.ndarray, list]:
+    """What training prepares before its CRFs: the documents' features, the normalisation, gold matrices."""
+    from alignment_engine.crf_aligner import prepare_docs
+    from alignment_engine.gold import gold_by_pair, gold_matrix
+    from alignment_engine.training import fit_normalisation
+
+    pos, _ = gold_by_pair(gold)
+    docs = prepare_docs(pairs, cfg, None)
+    norm = fit_normalisation(docs, cfg.emission, cfg.context_features, cfg.span_emission)
+    mats = [gold_matrix(d.pair, pos.get(d.pair.pair_id, set())).astype(np.int64) for d in docs]
+    return docs, np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32), mats
+
+
 def test_an_ensemble_member_cross_fits_over_the_same_folds_with_its_own_crfs():
     """Member 0 is the single model (the same seeds, torch's generator left as it is); member 1 keeps
     the folds but trains other CRFs, so averaging members averages different models."""
     import torch
 
-    from alignment_engine.crf_aligner import prepare_docs
-    from alignment_engine.gold import gold_by_pair, gold_matrix
-    from alignment_engine.training import cross_fit, fit_normalisation, member_init
+    from alignment_engine.training import cross_fit, member_init
 
-    pairs, gold = _synthetic(8)
     cfg = CRFConfig().with_options(**FAST, cv_folds=2)
-    pos, _ = gold_by_pair(gold)
-    docs = prepare_docs(pairs, cfg, None)
-    norm = fit_normalisation(docs, cfg.emission, cfg.context_features, cfg.span_emission)
-    mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
-    mats = [gold_matrix(d.pair, pos.get(d.pair.pair_id, set())).astype(np.int64) for d in docs]
+    docs, mean, scale, mats = _prepared(*_synthetic(8), cfg)
 
     def run(member: int) -> tuple[list, list[int]]:
         torch.manual_seed(5)  # the generator state the single model's CRFs start from
@@ -434,3 +440,36 @@ def test_an_ensemble_member_cross_fits_over_the_same_folds_with_its_own_crfs():
     state = torch.random.get_rng_state()
     assert member_init(11, 0) == 11 and torch.equal(torch.random.get_rng_state(), state)
     assert member_init(11, 2) == 11 + 2 * 7919
+
+
+def test_the_crf_training_loops_run_on_one_thread_for_any_caller(monkeypatch):
+    """Scripts and cross-fitting call ``train_crf`` / ``train_semicrf`` directly, outside ``train_model``:
+    the loops themselves train on one thread, on an idle machine too."""
+    import torch
+
+    from alignment_engine import crf_aligner, encoders, semicrf
+    from alignment_engine.crf_aligner import BiCRF, build_sequences, train_crf
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(encoders.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    seen: list[int] = []
+    real = crf_aligner.adam_epochs
+
+    def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(torch.get_num_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(crf_aligner, "adam_epochs", recording)
+    monkeypatch.setattr(semicrf, "adam_epochs", recording)
+    cfg = CRFConfig().with_options(**FAST, semicrf_epochs=1)
+    docs, mean, scale, mats = _prepared(*_tiny(), cfg)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        train_crf(BiCRF.for_config(cfg), {d: build_sequences(docs, d, cfg, mean, scale, mats) for d in ("s2c", "c2s")},
+                  cfg, 0)
+        semicrf.fit_semicrf(docs, mats, cfg, mean, scale, 0)
+        assert seen == [1, 1]
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -116,7 +116,6 @@ class AnswerResult:
 def _result(assignment: Assignment, membership: Membership, duplicate: bool,
             page_end: bool = False, missed: Sequence[Feedback] = (),
             served: tuple[str, str, str] | None = None) -> AnswerResult:
-    feedback = tuple(missed)
     return AnswerResult(
         token=assignment.token,
         label=assignment.answer,
@@ -126,7 +125,7 @@ def _result(assignment: Assignment, membership: Membership, duplicate: bool,
         tests_answered=membership.shown_tests_answered,
         accuracy=membership.shown_accuracy,
         page_end=page_end,
-        feedback=feedback,
+        feedback=tuple(missed),
         next=QuestionView(*served) if served is not None and not membership.removed else None,
     )
 
