@@ -34,6 +34,12 @@ import torch
 NEG_INF = -1e9
 """Score given to forbidden labels: finite, so gradients stay clean, and exp() underflows to 0."""
 
+DTYPE = torch.float64
+"""The floating-point type of the CRFs' weights and inputs (first-order and semi-Markov). In float32 the
+trained weights depended on the order in which the CPU summed floats (1 against 2 threads: weights 2e-3
+apart after 20 epochs; another CPU: another model, dev F1 .728 against .736); in float64 they agree to 6e-12,
+so the same data and seed train the same model on any machine (docs/engine-results.md, Round 10)."""
+
 
 @dataclass
 class ChainInputs:

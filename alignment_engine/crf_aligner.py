@@ -248,7 +248,7 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
         if s.gold_sets is not None:
             gold_sets[i, :tt, : ll + 1] = s.gold_sets
     return Batch(
-        feats=torch.from_numpy(feats).to(device),
+        feats=torch.from_numpy(feats).to(device=device, dtype=crf.DTYPE),
         label_mask=torch.from_numpy(label_mask).to(device),
         step_mask=torch.from_numpy(step_mask).to(device),
         n_labels=torch.from_numpy(n_labels).to(device),
@@ -272,6 +272,7 @@ class ChainScorer(nn.Module):
         self.trans = nn.Sequential(nn.Linear(len(TRANSITION_FEATURES), transition_hidden), nn.Tanh(),
                                    nn.Linear(transition_hidden, 1))
         self.start = nn.Linear(3, 1)
+        self.to(crf.DTYPE)
 
     def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         feats, label_mask = batch.feats, batch.label_mask

@@ -16,8 +16,8 @@ Speed:
   (128) on CPU;
 - CPU threads: ``torch.set_num_threads(min(2, cores))``, or 1 when the load average already
   exceeds the core count (:func:`default_threads`), unless ``OMP_NUM_THREADS`` is set; training
-  runs on :data:`TRAINING_THREADS` (:func:`training_threads`), so that its model does not depend on
-  the load; tokenisation by the Rust fast tokenizer.
+  runs on :data:`TRAINING_THREADS` (:func:`training_threads`), so that its float32 fine-tuning does not
+  depend on the load; tokenisation by the Rust fast tokenizer.
 
 Negative sampling for fine-tuning lives in :func:`alignment_engine.training.encoder_examples`
 (every gold pair, plus per positive three negatives from the same document: two hard ones
@@ -69,11 +69,13 @@ TRAINING_THREADS = 1
 def training_threads() -> Iterator[None]:
     """Train on :data:`TRAINING_THREADS` torch threads, then restore the previous count (also a decorator).
 
-    The thread count changes the order of float reductions and so the trained model: the plain
-    ``train`` on DEplain-web gave dev Task 1 .744 with two threads (an idle machine) and .728 with
-    one (a busy one; docs/engine-results.md, Round 9). A fixed count makes the same command on the same
-    machine give the same model whatever else runs; two threads would train about 1.3 times faster
-    on an idle machine (``scripts/bench_crf_training.py --threads``).
+    The thread count changes the order of float reductions: with float32 CRFs the plain ``train`` on
+    DEplain-web gave dev Task 1 .744 with two threads (an idle machine) and .728 with one (a busy one;
+    docs/engine-results.md, Round 9). Since the CRFs are float64 (:data:`alignment_engine.crf.DTYPE`,
+    Round 10) one and two threads train the same CRFs (weights within 1e-11, the same rows); the fixed
+    count still keeps the float32 encoder fine-tuning of ``emission=encoder`` reproducible and leaves the
+    other core to the web and the workers while a model trains (two threads would train about 1.3 times
+    faster on an idle machine: ``scripts/bench_crf_training.py --threads``).
 
     Used by the CRF training loops (``crf_aligner.train_crf``, ``semicrf.train_semicrf``), whoever calls
     them, and by ``training.train_model`` as a whole, whose fold decodings feed the learned decoder."""

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from alignment_engine.crf import DTYPE
 from alignment_engine.similarity import feature_names, feature_stack
 from alignment_engine.span_emission import SPAN_EMISSION_FEATURES, SPAN_EMISSION_WIDTHS, span_emission_features
 
@@ -108,7 +109,8 @@ def encoder_channels(prob: np.ndarray, scored: np.ndarray) -> np.ndarray:
     return np.stack([np.where(scored, logit, 0.0), scored.astype(np.float64)], axis=-1).astype(np.float32)
 
 
-def transition_features(n_labels: int, device: torch.device | str = "cpu") -> torch.Tensor:
+def transition_features(n_labels: int, device: torch.device | str = "cpu",
+                        dtype: torch.dtype = DTYPE) -> torch.Tensor:
     """(L, L, len(TRANSITION_FEATURES)) features of moving from label ``j`` to label ``k``.
 
     Labels 0..n (0 = not aligned).  Between two real labels: |d|, log(1+|d|), d == 0, d == 1,
@@ -116,33 +118,33 @@ def transition_features(n_labels: int, device: torch.device | str = "cpu") -> to
     can learn a non-linear jump cost); then the paper's three null indicators g2..g4:
     previous null, current null, both null.
     """
-    idx = torch.arange(n_labels, device=device, dtype=torch.float32)
+    idx = torch.arange(n_labels, device=device, dtype=dtype)
     d = idx[None, :] - idx[:, None]  # (L, L): k - j
     real = (idx > 0)
-    both_real = (real[:, None] & real[None, :]).float()
+    both_real = (real[:, None] & real[None, :]).to(dtype)
     ad = d.abs()
     n = max(n_labels - 1, 1)
     feats = torch.stack(
         [
             ad * both_real,
             torch.log1p(ad) * both_real,
-            (d == 0).float() * both_real,
-            (d == 1).float() * both_real,
-            (d < 0).float() * both_real,
-            (d > 1).float() * both_real,
+            (d == 0).to(dtype) * both_real,
+            (d == 1).to(dtype) * both_real,
+            (d < 0).to(dtype) * both_real,
+            (d > 1).to(dtype) * both_real,
             ad / n * both_real,
-            ((~real)[:, None] & real[None, :]).float(),
-            (real[:, None] & (~real)[None, :]).float(),
-            ((~real)[:, None] & (~real)[None, :]).float(),
+            ((~real)[:, None] & real[None, :]).to(dtype),
+            (real[:, None] & (~real)[None, :]).to(dtype),
+            ((~real)[:, None] & (~real)[None, :]).to(dtype),
         ],
         dim=-1,
     )
     return feats
 
 
-def start_features(n_labels: int, device: torch.device | str = "cpu") -> torch.Tensor:
+def start_features(n_labels: int, device: torch.device | str = "cpu", dtype: torch.dtype = DTYPE) -> torch.Tensor:
     """(L, 3) features of the first label: is-null, relative position, log position."""
-    idx = torch.arange(n_labels, device=device, dtype=torch.float32)
+    idx = torch.arange(n_labels, device=device, dtype=dtype)
     n = max(n_labels - 1, 1)
-    return torch.stack([(idx == 0).float(), idx / n, torch.log1p(idx)], dim=-1)
+    return torch.stack([(idx == 0).to(dtype), idx / n, torch.log1p(idx)], dim=-1)
 

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
-from alignment_engine.crf import exp_transitions, logsumexp_step
+from alignment_engine.crf import DTYPE, exp_transitions, logsumexp_step
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.encoders import training_threads
 from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_features
@@ -301,7 +301,7 @@ def collate_spans(seqs: Sequence[SpanSeq]) -> SpanBatch:
         if s.gold_span is not None and s.gold_null is not None:
             gs[k, :tt, :nn_] = s.gold_span
             gn[k, :tt] = s.gold_null
-    return SpanBatch(torch.from_numpy(feats), torch.from_numpy(rv), torch.from_numpy(valid), torch.from_numpy(step),
+    return SpanBatch(torch.from_numpy(feats).to(DTYPE), torch.from_numpy(rv).to(DTYPE), torch.from_numpy(valid), torch.from_numpy(step),
                      torch.from_numpy(cell), [s.feats.shape[1] for s in seqs], torch.from_numpy(gs),
                      torch.from_numpy(gn))
 
@@ -341,6 +341,7 @@ class SpanScorer(nn.Module):
         self.trans = nn.Sequential(nn.Linear(len(TRANSITION_FEATURES), transition_hidden), nn.Tanh(),
                                    nn.Linear(transition_hidden, 1))
         self.start = nn.Linear(3, 1)
+        self.to(DTYPE)
 
     def forward(self, batch: SpanBatch) -> tuple[torch.Tensor, torch.Tensor]:
         """(span scores (B, T, n, W) with the null score subtracted and NEG where invalid, trans (B, n + 1, n))."""

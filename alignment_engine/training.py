@@ -14,10 +14,11 @@ config=None, **options)`` (also ``api.train``) trains :class:`~alignment_engine.
    aligned/partialAligned rule, chosen for the best Task 1 / Task 2 F1;
 6. writing the model directory (:mod:`alignment_engine.model_store`).
 
-Deterministic for a seed on one device: seeds for python, numpy and torch are set, negative
-sampling and batch order use seeded generators, and training runs on one torch thread whatever the
-load (:func:`~alignment_engine.encoders.training_threads` around the whole run and every CRF training
-loop: the thread count changes the float rounding).
+Deterministic for a seed: seeds for python, numpy and torch are set, negative sampling and batch order
+use seeded generators, the CRFs compute in float64 (:data:`~alignment_engine.crf.DTYPE`: in float32 the
+order in which the CPU summed floats, one thread or two, trained another model), and training runs on one
+torch thread whatever the load (:func:`~alignment_engine.encoders.training_threads` around the whole run
+and every CRF training loop), which keeps the float32 encoder fine-tuning reproducible too.
 """
 
 from __future__ import annotations

@@ -473,3 +473,39 @@ def test_the_crf_training_loops_run_on_one_thread_for_any_caller(monkeypatch):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_crfs_train_decode_and_load_in_float64(tmp_path):
+    """In float32 the trained weights depended on the order the CPU summed floats in (threads, CPU model:
+    another model from the same command); the CRFs hold, train and decode in float64 (Round 10), models
+    saved before included, whose float32 weights load into float64 scorers."""
+    import torch
+
+    from alignment_engine import crf, model_store, semicrf
+    from alignment_engine.crf_aligner import BiCRF, build_sequences, collate
+
+    cfg = CRFConfig().with_options(**FAST, semicrf_epochs=1)
+    docs, mean, scale, mats = _prepared(*_tiny(), cfg)
+    model = BiCRF.for_config(cfg)
+    batch = collate(build_sequences(docs, "s2c", cfg, mean, scale, mats), torch.device("cpu"))
+    emis, trans, start = model.s2c(batch)
+    assert torch.float64 == crf.DTYPE
+    assert {p.dtype for p in model.parameters()} == {torch.float64}
+    assert batch.feats.dtype == emis.dtype == trans.dtype == start.dtype == torch.float64
+    semi = semicrf.BiSemiCRF(len(mean), cfg)
+    spans = semicrf.collate_spans(semicrf.build_span_sequences(docs, "s2c", cfg, mean, scale, mats, {}))
+    span, span_trans = semi.s2c(spans)
+    assert {p.dtype for p in semi.parameters()} == {torch.float64}
+    assert spans.feats.dtype == spans.runs.dtype == span.dtype == span_trans.dtype == torch.float64
+
+    pairs, gold = _tiny()
+    out = tmp_path / "m"
+    train_model(pairs, gold, out_dir=out, seed=0, device="cpu", **FAST, semicrf=True, semicrf_epochs=1)
+    aligned = CRFAligner.load(out, "cpu").align(pairs)
+    weights = out / model_store.CRF_WEIGHTS  # a model saved in float32, as before Round 10
+    torch.save({k: v.float() for k, v in torch.load(weights, weights_only=True).items()}, weights)
+    old = CRFAligner.load(out, "cpu")
+    assert {p.dtype for p in old.model.parameters()} == {torch.float64}
+    assert old.semi_model is not None and {p.dtype for p in old.semi_model.parameters()} == {torch.float64}
+    assert [[(a.simple_id, a.complex_id, a.label) for a in doc] for doc in old.align(pairs)] == \
+        [[(a.simple_id, a.complex_id, a.label) for a in doc] for doc in aligned]
