@@ -36,9 +36,10 @@ NEG_INF = -1e9
 
 DTYPE = torch.float64
 """The floating-point type of the CRFs' weights and inputs (first-order and semi-Markov). In float32 the
-trained weights depended on the order in which the CPU summed floats (1 against 2 threads: weights 2e-3
-apart after 20 epochs; another CPU: another model, dev F1 .728 against .736); in float64 they agree to 6e-12,
-so the same data and seed train the same model on any machine (docs/engine-results.md, Round 10)."""
+trained weights depended on the order in which the CPU summed floats (1 against 2 threads, or MKL's
+compatible code path: weights 2e-3 apart after 20 epochs; another CPU: another model, dev F1 .728 against
+.736). In float64 they agree to 7e-12 (1e-6 with ATen's kernels without SIMD), and the whole ``train`` gave
+the same dev alignments in each case (docs/engine-results.md, Round 10)."""
 
 
 @dataclass
