@@ -502,8 +502,9 @@ def test_the_crfs_train_decode_and_load_in_float64(tmp_path):
     out = tmp_path / "m"
     train_model(pairs, gold, out_dir=out, seed=0, device="cpu", **FAST, semicrf=True, semicrf_epochs=1)
     aligned = CRFAligner.load(out, "cpu").align(pairs)
-    weights = out / model_store.CRF_WEIGHTS  # a model saved in float32, as before Round 10
-    torch.save({k: v.float() for k, v in torch.load(weights, weights_only=True).items()}, weights)
+    for name in (model_store.CRF_WEIGHTS, model_store.SEMICRF_WEIGHTS):  # a model saved in float32, before Round 10
+        weights = out / name
+        torch.save({k: v.float() for k, v in torch.load(weights, weights_only=True).items()}, weights)
     old = CRFAligner.load(out, "cpu")
     assert {p.dtype for p in old.model.parameters()} == {torch.float64}
     assert old.semi_model is not None and {p.dtype for p in old.semi_model.parameters()} == {torch.float64}
