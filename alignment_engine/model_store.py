@@ -3,7 +3,7 @@
 A model directory holds::
 
     model.json     {"format_version", "kind": "crf", "config", "normalisation", "thresholds",
-                    "dev_metrics", "data", "timings", "encoder", "crf", "dev_rules", ...}
+                    "dev_metrics", "data", "timings", "encoder", "crf", "dev_rules", "environment", ...}
     crf.pt         state dict of the two CRFs (alignment_engine.crf_aligner.BiCRF)
     semicrf.pt     config.semicrf only: the two semi-Markov CRFs (alignment_engine.semicrf.BiSemiCRF)
     encoder/       the fine-tuned cross-encoder (transformers save_pretrained layout),
@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import json
 import pickle
+import platform
+from importlib import metadata
 from pathlib import Path
 
 import torch
 
+from alignment_engine.crf import DTYPE
 from alignment_engine.crf_config import FORMAT_1_BASE, CRFConfig
 from alignment_engine.errors import ModelError
 
@@ -35,6 +38,26 @@ SEMICRF_WEIGHTS = "semicrf.pt"  # config.semicrf: the semi-Markov CRFs (alignmen
 DECODER_FILE = "decoder.pkl"
 ENCODER_DIR = "encoder"
 KIND = "crf"
+
+
+#: Packages whose versions ``environment()`` records: their kernels and algorithms decide the trained model.
+ENVIRONMENT_PACKAGES = ("torch", "numpy", "scipy", "scikit-learn", "transformers")
+
+
+def environment() -> dict[str, object]:
+    """What trained a model, for ``model.json``: Python, the packages that compute it, torch's CPU kernels
+    (``ATEN_CPU_CAPABILITY``), the CRFs' float type and torch's thread count at the time of the call. With
+    float64 CRFs one or two threads and torch's kernels with or without SIMD gave the same dev alignments
+    on DEplain-web (docs/engine-results.md, Round 10); this says which ones a model came from."""
+    versions: dict[str, str | None] = {}
+    for name in ENVIRONMENT_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return {"python": platform.python_version(), "machine": platform.machine(), "packages": versions,
+            "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(), "crf_dtype": str(DTYPE).removeprefix("torch."),
+            "torch_threads": torch.get_num_threads()}
 
 
 def save(out_dir: str | Path, *, model: torch.nn.Module, encoder, config: CRFConfig, normalisation: dict,  # type: ignore[no-untyped-def]

@@ -558,7 +558,8 @@ def train_model(
                      "dev_pairs": len(dev_pairs or []), "dev_gold_pairs": len(dev_gold or []),
                      "train_cells": counters.get("cells", 0), "train_partial_pairs": n_partial, "train_encoder_pairs": counters.get("encoder_pairs", 0),
                      "encoder_examples": enc_stats.get("examples", 0)},
-            "encoder": enc_stats, "crf": crf_stats, "dev_rules": rule_table, **extra,
+            "encoder": enc_stats, "crf": crf_stats, "dev_rules": rule_table,
+            "environment": model_store.environment(), **extra,
         },
     )
     if cache:

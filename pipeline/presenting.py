@@ -116,6 +116,30 @@ def training_options(version: ModelVersion) -> list[tuple[str, str, bool]]:
             for name, default in defaults.items()]
 
 
+def trained_with(version: ModelVersion) -> list[tuple[str, str]]:
+    """What trained a version, from its model directory's ``model.json`` ``environment`` (Python, package
+    versions, torch's CPU kernels, the CRFs' float type, threads); empty for a baseline, a model saved before
+    the engine recorded it, or a directory that is gone or unreadable (the page still shows the rest)."""
+    from alignment_engine.api import read_model_meta
+    from alignment_engine.errors import ModelError
+
+    if not version.path:
+        return []
+    try:
+        env = read_model_meta(version.path).get("environment")
+    except ModelError:
+        return []
+    if not isinstance(env, dict):
+        return []
+    found = env.get("packages")
+    packages: dict[str, Any] = found if isinstance(found, dict) else {}
+    rows = [("Python", str(env.get("python", "—"))), ("machine", str(env.get("machine", "—")))]
+    rows += [(str(name), "—" if v is None else str(v)) for name, v in packages.items()]
+    rows += [("torch CPU kernels", str(env.get("torch_cpu_capability", "—"))),
+             ("CRF float type", str(env.get("crf_dtype", "—"))), ("torch threads", str(env.get("torch_threads", "—")))]
+    return rows
+
+
 def label_chart(data_counts: dict[str, Any], title: str = "Labels per split") -> SafeString | None:
     rows = [(s, {k: int((data_counts.get(s) or {}).get(k, 0)) for k in LABELS}) for s in DATA_SPLITS if s in data_counts]
     if not any(sum(c.values()) for _, c in rows):

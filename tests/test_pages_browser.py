@@ -7,6 +7,7 @@ start-advanced.png.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from alignment_engine import model_store
 from annotation.models import CandidatePair, VerifiedLabel
 from curation.models import DocumentPair, ReferenceAlignment
 from pipeline import jobs
@@ -60,7 +62,10 @@ def build_site(exports_dir: Path) -> dict[str, Any]:
     retrain = jobs.create_job(Job.Kind.RETRAIN, {"language": "en", "seed": 0, "ratios": [0.7, 0.1, 0.2], "config": {}},
                               corpus=corpus, total=100)
     jobs.start(retrain.pk, total=100)
-    older = ModelVersion.objects.create(name="crf Newsela sample seed 0", method="crf", path="/models/en-a", metrics=METRICS,
+    older_dir = exports_dir.parent / "models" / "en-a"  # a model directory whose model.json says what trained it
+    older_dir.mkdir(parents=True, exist_ok=True)
+    (older_dir / "model.json").write_text(json.dumps({"format_version": 2, "kind": "crf", "environment": model_store.environment()}))
+    older = ModelVersion.objects.create(name="crf Newsela sample seed 0", method="crf", path=str(older_dir), metrics=METRICS,
                                         data_counts=COUNTS, config={"train": {}, "ratios": [0.7, 0.1, 0.2]})
     newer = ModelVersion.objects.create(
         name=f"crf Newsela sample seed 1 (job {retrain.pk})", method="crf", path="/models/en-b", job=retrain,

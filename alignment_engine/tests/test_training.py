@@ -54,6 +54,16 @@ def test_training_is_deterministic_for_a_seed_and_writes_a_model_dir(tmp_path):
     assert meta_a["thresholds"] == meta_b["thresholds"]
     assert meta_a["data"]["train_pairs"] == 2 and meta_a["data"]["train_gold_pairs"] == 5
     assert "task1" in meta_a["dev_metrics"]
+    env = meta_a["environment"]  # what trained it: a researcher comparing models from two machines reads this
+    import platform
+    from importlib import metadata
+
+    import torch
+
+    assert env == meta_b["environment"]
+    assert env["packages"]["torch"] == metadata.version("torch") and env["packages"]["scikit-learn"]
+    assert env["python"] == platform.python_version() and env["crf_dtype"] == "float64"
+    assert env["torch_threads"] == 1 and env["torch_cpu_capability"] == torch.backends.cpu.get_cpu_capability()
     out_a = CRFAligner.load(a, "cpu").align(pairs)
     out_b = CRFAligner.load(b, "cpu").align(pairs)
     assert [[(r.simple_id, r.complex_id, r.label) for r in rows] for rows in out_a] == \

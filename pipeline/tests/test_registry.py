@@ -203,3 +203,22 @@ def test_retrain_ratios_refuse_nan_infinity_and_other_shapes(db) -> None:  # typ
     form = RetrainForm({"language": "en", "seed": 0, "ratios": "0.7, 0.1, 0.2"})
     assert form.is_valid(), form.errors
     assert form.cleaned_data["ratios"] == [0.7, 0.1, 0.2]
+
+
+def test_model_page_shows_what_trained_the_model(client_for, researcher, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from alignment_engine import model_store
+
+    env = model_store.environment()
+    (tmp_path / "model.json").write_text(json.dumps({"format_version": 2, "kind": "crf", "environment": env}))
+    client = client_for(researcher)
+    html = client.get(reverse("pipeline:model_detail", args=[version("v1", path=str(tmp_path)).pk])).content.decode()
+    assert "<h2>Trained with</h2>" in html
+    assert f'<dt>torch</dt><dd class="mono">{env["packages"]["torch"]}</dd>' in html  # type: ignore[index]
+    assert '<dt>CRF float type</dt><dd class="mono">float64</dd>' in html
+    gone = client.get(reverse("pipeline:model_detail", args=[version("v2", path=str(tmp_path / "gone")).pk]))
+    assert gone.status_code == 200 and "Trained with" not in gone.content.decode()
+    (tmp_path / "model.json").write_text("{not json")  # unreadable: the rest of the page still shows
+    broken = client.get(reverse("pipeline:model_detail", args=[version("v3", path=str(tmp_path)).pk]))
+    assert broken.status_code == 200 and "Trained with" not in broken.content.decode() and "84.7" in broken.content.decode()
