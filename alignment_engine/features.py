@@ -109,42 +109,41 @@ def encoder_channels(prob: np.ndarray, scored: np.ndarray) -> np.ndarray:
     return np.stack([np.where(scored, logit, 0.0), scored.astype(np.float64)], axis=-1).astype(np.float32)
 
 
-def transition_features(n_labels: int, device: torch.device | str = "cpu",
-                        dtype: torch.dtype = DTYPE) -> torch.Tensor:
+def transition_features(n_labels: int, device: torch.device | str = "cpu") -> torch.Tensor:
     """(L, L, len(TRANSITION_FEATURES)) features of moving from label ``j`` to label ``k``.
 
     Labels 0..n (0 = not aligned).  Between two real labels: |d|, log(1+|d|), d == 0, d == 1,
     d < 0, d > 1 and |d| / n with d = k - j (the paper's g1, in several shapes so the network
     can learn a non-linear jump cost); then the paper's three null indicators g2..g4:
-    previous null, current null, both null.
+    previous null, current null, both null. In the CRFs' float type (:data:`alignment_engine.crf.DTYPE`).
     """
-    idx = torch.arange(n_labels, device=device, dtype=dtype)
+    idx = torch.arange(n_labels, device=device, dtype=DTYPE)
     d = idx[None, :] - idx[:, None]  # (L, L): k - j
     real = (idx > 0)
-    both_real = (real[:, None] & real[None, :]).to(dtype)
+    both_real = (real[:, None] & real[None, :]).to(DTYPE)
     ad = d.abs()
     n = max(n_labels - 1, 1)
     feats = torch.stack(
         [
             ad * both_real,
             torch.log1p(ad) * both_real,
-            (d == 0).to(dtype) * both_real,
-            (d == 1).to(dtype) * both_real,
-            (d < 0).to(dtype) * both_real,
-            (d > 1).to(dtype) * both_real,
+            (d == 0).to(DTYPE) * both_real,
+            (d == 1).to(DTYPE) * both_real,
+            (d < 0).to(DTYPE) * both_real,
+            (d > 1).to(DTYPE) * both_real,
             ad / n * both_real,
-            ((~real)[:, None] & real[None, :]).to(dtype),
-            (real[:, None] & (~real)[None, :]).to(dtype),
-            ((~real)[:, None] & (~real)[None, :]).to(dtype),
+            ((~real)[:, None] & real[None, :]).to(DTYPE),
+            (real[:, None] & (~real)[None, :]).to(DTYPE),
+            ((~real)[:, None] & (~real)[None, :]).to(DTYPE),
         ],
         dim=-1,
     )
     return feats
 
 
-def start_features(n_labels: int, device: torch.device | str = "cpu", dtype: torch.dtype = DTYPE) -> torch.Tensor:
-    """(L, 3) features of the first label: is-null, relative position, log position."""
-    idx = torch.arange(n_labels, device=device, dtype=dtype)
+def start_features(n_labels: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """(L, 3) features of the first label: is-null, relative position, log position (in the CRFs' ``DTYPE``)."""
+    idx = torch.arange(n_labels, device=device, dtype=DTYPE)
     n = max(n_labels - 1, 1)
-    return torch.stack([(idx == 0).to(dtype), idx / n, torch.log1p(idx)], dim=-1)
+    return torch.stack([(idx == 0).to(DTYPE), idx / n, torch.log1p(idx)], dim=-1)
 

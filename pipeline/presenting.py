@@ -131,13 +131,12 @@ def trained_with(version: ModelVersion) -> list[tuple[str, str]]:
         return []
     if not isinstance(env, dict):
         return []
-    found = env.get("packages")
-    packages: dict[str, Any] = found if isinstance(found, dict) else {}
-    rows = [("Python", str(env.get("python", "—"))), ("machine", str(env.get("machine", "—")))]
-    rows += [(str(name), "—" if v is None else str(v)) for name, v in packages.items()]
-    rows += [("torch CPU kernels", str(env.get("torch_cpu_capability", "—"))),
-             ("CRF float type", str(env.get("crf_dtype", "—"))), ("torch threads", str(env.get("torch_threads", "—")))]
-    return rows
+    packages = env.get("packages")
+    fields = [("Python", env.get("python")), ("machine", env.get("machine")),
+              *(packages.items() if isinstance(packages, dict) else ()),
+              ("torch CPU kernels", env.get("torch_cpu_capability")), ("CRF float type", env.get("crf_dtype")),
+              ("torch threads", env.get("torch_threads"))]
+    return [(str(name), "—" if value is None else str(value)) for name, value in fields]
 
 
 def label_chart(data_counts: dict[str, Any], title: str = "Labels per split") -> SafeString | None:

@@ -44,6 +44,11 @@ def _tiny() -> tuple[list[DocPair], list[Alignment]]:
 
 
 def test_training_is_deterministic_for_a_seed_and_writes_a_model_dir(tmp_path):
+    import platform
+    from importlib import metadata
+
+    import torch
+
     pairs, gold = _tiny()
     a = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "a", seed=3, device="cpu", **FAST)
     b = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "b", seed=3, device="cpu", **FAST)
@@ -55,11 +60,6 @@ def test_training_is_deterministic_for_a_seed_and_writes_a_model_dir(tmp_path):
     assert meta_a["data"]["train_pairs"] == 2 and meta_a["data"]["train_gold_pairs"] == 5
     assert "task1" in meta_a["dev_metrics"]
     env = meta_a["environment"]  # what trained it: a researcher comparing models from two machines reads this
-    import platform
-    from importlib import metadata
-
-    import torch
-
     assert env == meta_b["environment"]
     assert env["packages"]["torch"] == metadata.version("torch") and env["packages"]["scikit-learn"]
     assert env["python"] == platform.python_version() and env["crf_dtype"] == "float64"
