@@ -83,8 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     tr = sub.add_parser("train", help="train an aligner (neural CRF by default) into a model directory",
                         description="Without --set this trains the best configuration measured (CRFConfig() in "
-                                    "alignment_engine/crf_config.py; docs/engine-results.md); dev pairs are scored, "
-                                    "not tuned on.")
+                                    "alignment_engine/crf_config.py; docs/engine-results.md). Dev pairs are scored, "
+                                    "not tuned on, by the model trained on --pairs alone; the model written to --out "
+                                    "is then retrained on train + dev (--set refit_with_dev=false keeps the first).")
     tr.add_argument("--pairs", required=True)
     tr.add_argument("--gold", required=True)
     tr.add_argument("--dev-pairs")
@@ -182,7 +183,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     meta = api.read_model_meta(out)
-    print(json.dumps({"model": str(out), "dev_metrics": meta.get("dev_metrics")}, indent=1))
+    trained_on = (meta.get("refit") or {}).get("final_model", "train")
+    print(json.dumps({"model": str(out), "trained_on": trained_on, "dev_metrics": meta.get("dev_metrics")}, indent=1))
     return 0
 
 

@@ -66,6 +66,8 @@ class CRFConfig:
     #                          3+ add further rounds, each over the previous one (3: no train CV gain, stop 23)
     span_features: bool = False  # learned decoder: group-level word-cover channels (stacking.span_features)
     span_widths: tuple[int, ...] = ()  # learned decoder: span decoding widths offered to cross-validation
+    refit_with_dev: bool = True  # learned decoder with dev gold: score dev with a model trained on train alone,
+    #                              then write the model retrained on train + dev (training.train_model; Round 11)
     # --- cross-encoder fine-tuning
     encoder_steps: int = 150
     encoder_freeze_layers: int = 3
@@ -120,7 +122,7 @@ class CRFConfig:
 #: Options added after models had been written, with the value such a model was trained with: a stored
 #: config without the key means this, whatever today's default is (``to_dict`` writes every option, so a
 #: model written since has the key).
-ADDED_LATER: dict[str, Any] = {"span_emission": False, "semicrf": False, "decoder_rounds": 1}
+ADDED_LATER: dict[str, Any] = {"span_emission": False, "semicrf": False, "decoder_rounds": 1, "refit_with_dev": False}
 
 #: What a format-1 model (written before these options existed) was trained with.
 FORMAT_1_BASE: dict[str, Any] = {"context_features": False, "decoder": "rule", "paragraph_step": False,

@@ -10,9 +10,12 @@ config=None, **options)`` (also ``api.train``) trains :class:`~alignment_engine.
 3. encoder scores of the candidate cells (top-``candidate_k`` per row and column), cached by
    sentence-text pair;
 4. training of the two CRFs (simple->complex and complex->simple) by exact maximum likelihood;
-5. on dev: the combination rule of the two directions and its marginal threshold, and the
-   aligned/partialAligned rule, chosen for the best Task 1 / Task 2 F1;
-6. writing the model directory (:mod:`alignment_engine.model_store`).
+5. the learned decoder and its thresholds, fitted and chosen by cross-validation on train (dev is only
+   scored); with ``decoder="rule"``, the combination rule of the two directions, its marginal threshold
+   and the aligned/partialAligned rule, tuned on dev for the best Task 1 / Task 2 F1;
+6. writing the model directory (:mod:`alignment_engine.model_store`);
+7. with the learned decoder and dev gold (``refit_with_dev``, the default): steps 1-6 once more on train + dev,
+   and that model is the one written, with the dev figures of the first, held-out run.
 
 Deterministic for a seed: seeds for python, numpy and torch are set, negative sampling and batch order
 use seeded generators, the CRFs compute in float64 (:data:`~alignment_engine.crf.DTYPE`: in float32 the
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -429,9 +433,16 @@ def train_model(
     a document that is not a gold positive is not aligned. Documents not in it are complete, as before.
     Dev documents in it are scored without the predictions on those cells (``score_docs``), as the
     product's registry scores them.
-    """
-    from alignment_engine.encoders import CrossEncoder, resolve_device
 
+    **Refit on train + dev** (``refit_with_dev``, the default, with the learned decoder and dev gold that
+    has a positive pair): the model is first trained on train alone and scored on dev, which it has not
+    seen; those held-out figures become the written model's ``dev_metrics``. Then the same configuration
+    is trained again, from scratch and with nothing chosen on dev, on train and dev together, and that
+    model is written: it has seen a quarter more documents (docs/engine-results.md, Round 11). Its
+    ``model.json`` says so under ``refit`` (the held-out model's data, cross-validation and thresholds);
+    ``data`` counts what the written model was trained on. Aligning dev with it is no longer a held-out
+    figure. The rule decoder tunes its thresholds on dev, so it is never refitted.
+    """
     cfg = (config or CRFConfig()).with_options(**options)
     if not train_pairs:
         raise ValueError("no training pairs")
@@ -439,6 +450,75 @@ def train_model(
         if options.get("semicrf"):
             raise ValueError("semicrf=true needs decoder='learned' (the semi-Markov CRF feeds the learned decoder)")
         cfg = replace(cfg, semicrf=False)  # the default semicrf=true: the rule decoder has no use for it
+    cache: dict[tuple[str, str], float] = encoder_cache if encoder_cache is not None else {}
+    added = refit_additions(cfg, train_pairs, dev_pairs, dev_gold)
+    if added is None:
+        return _fit(train_pairs, train_gold, dev_pairs, dev_gold, out_dir, seed, device, progress, cfg, cache, unlabelled)
+    both_pairs, both_gold = [*train_pairs, *added[0]], [*train_gold, *added[1]]
+    first = RunProgress.plan(None, cfg, len(train_pairs), True).total
+    total = first + RunProgress.plan(None, cfg, len(both_pairs), False).total
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="held-out-model-") as tmp:
+        held_dir = _fit(train_pairs, train_gold, dev_pairs, dev_gold, tmp, seed, device,
+                        _shifted(progress, 0, total), cfg, cache, unlabelled)
+        held = model_store.read_meta(held_dir)
+    _logger(progress)(f"refitting on train + dev ({len(train_pairs)} + {len(added[0])} document pairs); "
+                      "the dev figures are the held-out model's")
+    refit = {
+        "final_model": "train + dev",
+        "held_out_model": {"data": held.get("data", {}), "cross_validation": held.get("cross_validation", {}),
+                           "thresholds": held.get("thresholds", {}), "seconds": round(time.perf_counter() - t0, 2)},
+    }
+    return _fit(both_pairs, both_gold, None, None, out_dir, seed, device, _shifted(progress, first, total), cfg,
+                cache, unlabelled, held_out=(held.get("dev_metrics", {}), refit))
+
+
+def refit_additions(cfg: CRFConfig, train_pairs: Sequence[DocPair], dev_pairs: Sequence[DocPair] | None,
+                    dev_gold: Sequence[Alignment] | None) -> tuple[list[DocPair], list[Alignment]] | None:
+    """The dev pairs and gold that :func:`train_model` adds to train for the written model, or None when it
+    does not refit: ``refit_with_dev`` off, the rule decoder (tuned on dev), or no dev pair outside train
+    (by pair id) with a positive gold pair. A dev pair that is also a train pair is not added twice."""
+    if not (cfg.refit_with_dev and cfg.decoder == "learned" and dev_pairs and dev_gold is not None):
+        return None
+    seen = {p.pair_id for p in train_pairs}
+    pairs = [p for p in dev_pairs if p.pair_id not in seen]
+    ids = {p.pair_id for p in pairs}
+    gold = [a for a in dev_gold if a.pair_id in ids]
+    return (pairs, gold) if any(a.is_positive for a in gold) else None
+
+
+def _shifted(progress: object, offset: int, total: int) -> object:
+    """``progress`` for one pass of a refitted training: a pass's ``(done, its total)`` becomes
+    ``(offset + done, total)`` of the whole run; messages pass through."""
+    if not callable(progress):
+        return progress
+
+    def forward(*args: Any) -> Any:
+        if len(args) == 2 and all(isinstance(a, int) for a in args):
+            return progress(offset + args[0], total)
+        return progress(*args)
+
+    return forward
+
+
+def _fit(
+    train_pairs: Sequence[DocPair],
+    train_gold: Sequence[Alignment],
+    dev_pairs: Sequence[DocPair] | None,
+    dev_gold: Sequence[Alignment] | None,
+    out_dir: str | Path,
+    seed: int,
+    device: str,
+    progress: object,
+    cfg: CRFConfig,
+    cache: dict[tuple[str, str], float],
+    unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None,
+    held_out: tuple[dict, dict] | None = None,
+) -> Path:
+    """One training run of :func:`train_model` on ``train_pairs`` (scored on dev when given). ``held_out``:
+    the dev figures of the model trained without dev, and the ``refit`` record, for the refitted model."""
+    from alignment_engine.encoders import CrossEncoder, resolve_device
+
     set_seed(seed)
     dev = resolve_device(device)
     run = RunProgress.plan(progress, cfg, len(train_pairs), bool(dev_pairs) and dev_gold is not None)
@@ -483,7 +563,6 @@ def train_model(
     run.finish("encoder")
     log("features and encoder scores of train")
     t0 = time.perf_counter()
-    cache: dict[tuple[str, str], float] = encoder_cache if encoder_cache is not None else {}
     counters: dict[str, int] = {}
     train_docs = prepare_docs(train_pairs, cfg, encoder, links=links_for(train_pairs, pos_train), counters=counters,
                               enc_cache=cache)
@@ -548,6 +627,8 @@ def train_model(
             dev_metrics["paragraphs"] = paragraph_prf(links, gold_paragraph_links(dev_pairs, dev_gold))
         timings["dev_s"] = time.perf_counter() - t0
         run.finish("dev")
+    if held_out is not None:
+        dev_metrics, extra["refit"] = held_out
     timings["total_s"] = time.perf_counter() - t_start
     out = model_store.save(
         out_dir, model=model, encoder=encoder, config=cfg, normalisation=norm, thresholds=thresholds,

@@ -131,7 +131,7 @@ def main() -> int:
         if cfg["emission"] != "lexical":
             cfg["encoder_init"] = args.encoder
         model_dir = train_model(tp, tg, dp, dg, out_dir=Path(args.models) / name, seed=0, device="cpu",
-                                encoder_cache=cache, **cfg)
+                                encoder_cache=cache, refit_with_dev=False, **cfg)  # only the held-out dev figures
         meta = json.loads((model_dir / "model.json").read_text())
         out[name] = {"config": VARIANTS[name], "thresholds": meta["thresholds"], "dev": meta["dev_metrics"],
                      "rules": meta["dev_rules"], "paragraph_tuning": meta.get("paragraph_tuning"),

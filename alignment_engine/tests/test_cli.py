@@ -162,7 +162,9 @@ def test_train_without_options_trains_the_default_config_and_align_uses_it(tmp_p
     meta = json.loads((model / "model.json").read_text())
     assert meta["config"] == CRFConfig().to_dict()
     assert meta["thresholds"]["combine"] == "learned" and "groups" in meta["dev_metrics"]
-    capsys.readouterr()
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["trained_on"] == "train"  # dev repeats the train pairs: nothing to refit on
+    assert printed["dev_metrics"] == meta["dev_metrics"]
     out = tmp_path / "out.tsv"
     assert main(["-q", "align", "--input", str(pairs_path), "--output", str(out), "--model", str(model),
                  "--device", "cpu"]) == 0

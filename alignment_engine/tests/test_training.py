@@ -520,3 +520,76 @@ def test_the_crfs_train_decode_and_load_in_float64(tmp_path):
     assert old.semi_model is not None and {p.dtype for p in old.semi_model.parameters()} == {torch.float64}
     assert [[(a.simple_id, a.complex_id, a.label) for a in doc] for doc in old.align(pairs)] == \
         [[(a.simple_id, a.complex_id, a.label) for a in doc] for doc in aligned]
+
+
+def _crf_weights(model_dir) -> dict:  # type: ignore[no-untyped-def]
+    import torch
+
+    return torch.load(model_dir / model_store.CRF_WEIGHTS)  # type: ignore[no-any-return]
+
+
+def test_the_written_model_is_refitted_on_train_and_dev_with_the_held_out_dev_figures(tmp_path):
+    """By default, with dev gold, train_model scores dev with a model trained on train alone and writes the
+    model retrained on train + dev: the written dev figures are exactly the held-out model's, and the written
+    model is exactly what training on train + dev without a dev set gives."""
+    import torch
+
+    pairs, gold = _synthetic(8)
+    train, dev = pairs[:6], pairs[6:]
+    dev_ids = {p.pair_id for p in dev}
+    train_gold = [a for a in gold if a.pair_id not in dev_ids]
+    dev_gold = [a for a in gold if a.pair_id in dev_ids]
+    counts: list[tuple[int, int]] = []
+    lines: list[str] = []
+
+    def progress(*args: object) -> None:
+        if len(args) == 2:
+            counts.append((int(args[0]), int(args[1])))  # type: ignore[call-overload]
+        else:
+            lines.append(str(args[0]))
+
+    refit = train_model(train, train_gold, dev, dev_gold, out_dir=tmp_path / "refit", seed=2, device="cpu",
+                        progress=progress, cv_folds=2, **FAST)
+    held = train_model(train, train_gold, dev, dev_gold, out_dir=tmp_path / "held", seed=2, device="cpu",
+                       cv_folds=2, refit_with_dev=False, **FAST)
+    both = train_model(pairs, gold, out_dir=tmp_path / "both", seed=2, device="cpu", cv_folds=2, **FAST)
+    meta, meta_held, meta_both = (json.loads((d / "model.json").read_text()) for d in (refit, held, both))
+    assert meta["config"]["refit_with_dev"] is True and meta_held["config"]["refit_with_dev"] is False
+    assert meta["dev_metrics"] == meta_held["dev_metrics"] and "task1" in meta["dev_metrics"]
+    assert meta["data"]["train_pairs"] == 8 and meta["data"]["train_gold_pairs"] == len(gold)
+    record = meta["refit"]
+    assert record["final_model"] == "train + dev"
+    assert record["held_out_model"]["data"] == meta_held["data"]
+    assert record["held_out_model"]["cross_validation"] == meta_held["cross_validation"]
+    assert record["held_out_model"]["thresholds"] == meta_held["thresholds"]
+    assert "refit" not in meta_held and "refit" not in meta_both
+    weights, weights_both, weights_held = _crf_weights(refit), _crf_weights(both), _crf_weights(held)
+    assert all(torch.equal(weights[k], weights_both[k]) for k in weights)
+    assert not all(torch.equal(weights[k], weights_held[k]) for k in weights)
+    rows = CRFAligner.load(refit, "cpu").align(pairs)
+    assert rows == CRFAligner.load(both, "cpu").align(pairs)
+    # one progress plan over both passes: every step once, in order, one total
+    total = counts[-1][1]
+    assert {t for _, t in counts} == {total}
+    assert [d for d, _ in counts] == list(range(1, total + 1))
+    assert any(line.startswith("refitting on train + dev (6 + 2 document pairs)") for line in lines)
+
+
+def test_no_refit_with_the_rule_decoder_without_new_dev_pairs_or_when_switched_off(tmp_path):
+    """The rule decoder is tuned on dev, a dev set that repeats train adds nothing, and refit_with_dev=False
+    keeps the model trained on train: in all three the written model is the one scored on dev."""
+    from alignment_engine.crf_config import CRFConfig
+    from alignment_engine.training import refit_additions
+
+    pairs, gold = _synthetic(8)
+    train, dev = pairs[:6], pairs[6:]
+    assert refit_additions(CRFConfig(), train, dev, gold) is not None
+    assert refit_additions(CRFConfig(decoder="rule"), train, dev, gold) is None
+    assert refit_additions(CRFConfig(refit_with_dev=False), train, dev, gold) is None
+    assert refit_additions(CRFConfig(), train, train, gold) is None  # the same pair ids: nothing new
+    assert refit_additions(CRFConfig(), train, dev, [a for a in gold if a.pair_id not in {"s6", "s7"}]) is None
+    added = refit_additions(CRFConfig(), train, [dev[0], train[0]], gold)
+    assert added is not None and [p.pair_id for p in added[0]] == ["s6"]
+    assert {a.pair_id for a in added[1]} == {"s6"}
+    out = train_model(pairs[:2], gold, pairs[:2], gold, out_dir=tmp_path / "same", seed=0, device="cpu", **FAST)
+    assert "refit" not in json.loads((out / "model.json").read_text())

@@ -73,6 +73,32 @@ def test_retrain_registers_version_and_is_deterministic(tmp_path) -> None:  # ty
 
 
 @pytest.mark.django_db
+@pytest.mark.slow
+def test_a_refitted_version_shows_the_held_out_dev_figures_not_its_own_output_on_dev(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """By the engine's default the registered model was retrained on train + dev: its dev figures must be those
+    of the same training on train alone (dev unseen), and its test figures its own; the version says so."""
+    import json
+
+    from alignment_engine import api
+
+    corpus = labelled_corpus()
+    version = retrain.retrain("en", corpus=corpus, seed=1, config=TINY, out_dir=tmp_path / "m", device="cpu")
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    data = labelled_data.collect_labelled_data([corpus.pk], seed=1)
+    assert meta["refit"]["final_model"] == "train + dev"
+    assert meta["data"]["train_pairs"] == len(data.pairs["train"]) + len(data.pairs["dev"])
+    assert version.config["trained_on"].startswith("train + dev")
+    assert version.metrics["dev"] == retrain.held_out_dev(meta)
+    assert version.metrics["dev"]["task1"] == meta["dev_metrics"]["task1"]
+    aligner = api.load_aligner("crf", tmp_path / "m", device="cpu")
+    assert version.metrics["test"] == labelled_data.score(aligner, data.pairs["test"], data.gold["test"])
+    held = retrain.retrain("en", corpus=corpus, seed=1, config={**TINY, "refit_with_dev": False},
+                           out_dir=tmp_path / "h", device="cpu")
+    assert held.config["trained_on"] == "train"
+    assert held.metrics["dev"]["task1"] == version.metrics["dev"]["task1"]  # the same training, scored on dev
+
+
+@pytest.mark.django_db
 def test_retrain_without_labels_fails_the_job(capsys) -> None:  # type: ignore[no-untyped-def]
     corpus = build_corpus(n_articles=2)
     with pytest.raises(CommandError, match="failed: RetrainError: no aligned labels"):
