@@ -255,3 +255,24 @@ def test_lbfgs_training_converges_to_the_same_model_from_different_initial_weigh
 def test_unknown_crf_optimizer_is_rejected() -> None:
     with pytest.raises(ValueError, match="crf_optimizer"):
         CRFConfig(crf_optimizer="sgd")
+
+
+def test_a_partially_labelled_dev_pair_stays_partial_when_the_model_is_refitted_on_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The refit (train + dev) trains on a partially labelled dev pair as a partial train pair: its unlabelled
+    cells are marginalised out there too, not read as not aligned."""
+    docs = [DocPair(f"d{k}", [[f"Story {k} begins with a long sentence.", "A second complex sentence follows."]],
+                    [[f"Story {k} begins.", "A second sentence."]]) for k in range(5)]
+    gold = [Alignment("aligned", d.simple_ids()[i], d.complex_ids()[i]) for d in docs for i in range(2)]
+    dev = docs[4]
+    dev_gold = [a for a in gold if a.pair_id == "d4"][:1]  # the second simple sentence of d4 is unlabelled
+    train_gold = [a for a in gold if a.pair_id != "d4"]
+    unlabelled = {"d4": {(dev.simple_ids()[1], dev.complex_ids()[1])}}
+    cfg = CRFConfig(emission="lexical", decoder="learned", cv_folds=2, crf_epochs=2, hidden=8, transition_hidden=4)
+    part = train_model(docs[:4], train_gold, [dev], dev_gold, out_dir=tmp_path / "part", seed=0, device="cpu",
+                       config=cfg, unlabelled=unlabelled)
+    full = train_model(docs[:4], train_gold, [dev], dev_gold, out_dir=tmp_path / "full", seed=0, device="cpu",
+                       config=cfg)
+    meta_part, meta_full = (json.loads((d / "model.json").read_text()) for d in (part, full))
+    assert meta_part["refit"]["final_model"] == "train + dev" and meta_part["data"]["train_pairs"] == 5
+    assert meta_part["data"]["train_partial_pairs"] == 1 and meta_full["data"]["train_partial_pairs"] == 0
+    assert meta_part["crf"]["loss"] != meta_full["crf"]["loss"]  # the unlabelled cell changed the refit's target
