@@ -77,14 +77,25 @@ def training_threads() -> Iterator[None]:
     other core to the web and the workers while a model trains (two threads would train about 1.3 times
     faster on an idle machine: ``scripts/bench_crf_training.py --threads``).
 
+    Numpy's BLAS and scikit-learn's OpenMP threads are held at the same count (``threadpoolctl``), so the
+    run does not depend on the machine's core count either (Round 11: the plain ``train`` gave train CV
+    .6504 with their default two threads and .6447 under ``OMP_NUM_THREADS=1`` on one fold of DEplain-web,
+    the CRFs' weights being equal).
+
     Used by the CRF training loops (``crf_aligner.train_crf``, ``semicrf.train_semicrf``), whoever calls
     them, and by ``training.train_model`` as a whole, whose fold decodings feed the learned decoder."""
     configure_threads()  # first: the adaptive count restored afterwards, and no later call overriding ours
+    from threadpoolctl import threadpool_limits
+
     before = torch.get_num_threads()
-    if "OMP_NUM_THREADS" not in os.environ:
+    pinned = "OMP_NUM_THREADS" not in os.environ
+    if pinned:
         torch.set_num_threads(TRAINING_THREADS)
     try:
-        yield
+        # numpy's BLAS and scikit-learn's OpenMP (the learned decoder's trees) too: with their default of one
+        # thread per core, the same command trained another model than under OMP_NUM_THREADS=1 (Round 11)
+        with threadpool_limits(limits=TRAINING_THREADS) if pinned else nullcontext():
+            yield
     finally:
         torch.set_num_threads(before)
 

@@ -593,3 +593,27 @@ def test_no_refit_with_the_rule_decoder_without_new_dev_pairs_or_when_switched_o
     assert {a.pair_id for a in added[1]} == {"s6"}
     out = train_model(pairs[:2], gold, pairs[:2], gold, out_dir=tmp_path / "same", seed=0, device="cpu", **FAST)
     assert "refit" not in json.loads((out / "model.json").read_text())
+
+
+def test_the_learned_decoder_fits_its_trees_with_one_blas_and_openmp_thread(tmp_path, monkeypatch):
+    """numpy's BLAS and scikit-learn's OpenMP pools (the decoder's trees) are held at one thread while a model
+    trains, as torch is, so the model does not depend on the machine's core count; afterwards they are back."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from alignment_engine import training
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    seen: list[set[tuple[str, int]]] = []
+    real = training.fit_classifier
+
+    def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append({(i["user_api"], i["num_threads"]) for i in threadpool_info()})
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "fit_classifier", recording)
+    with threadpool_limits(limits=2):  # what a 2-core machine has by default
+        pairs, gold = _tiny()
+        train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", **FAST)
+        assert seen and all({n for _, n in pools} == {1} for pools in seen)
+        assert {api for api, _ in seen[0]} >= {"blas", "openmp"}
+        assert {i["num_threads"] for i in threadpool_info()} == {2}
