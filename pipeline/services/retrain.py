@@ -3,8 +3,8 @@
 1. Labels and their split by article group: :mod:`pipeline.services.labelled_data`, which says per
    document pair whether its labels are complete or partial (a job chosen by a selection strategy);
    the unlabelled candidates of a partial pair are marginalised out in training, not read as negatives.
-2. ``alignment_engine.api.train`` on the train split (dev split for tuning), written under
-   ``settings.MODELS_DIR``.
+2. ``alignment_engine.api.train`` on the train split (the dev split scored, held out; the default learned
+   decoder tunes nothing on it), written under ``settings.MODELS_DIR``.
 3. The trained model is scored on test (Task 1 and Task 2) and registered as a :class:`ModelVersion`
    with its metrics and the counts of the data it saw. By the engine's default (``refit_with_dev``) the
    registered model was retrained on train + dev after the same training on train alone was scored on
