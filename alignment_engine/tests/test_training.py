@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TypedDict
 
 import numpy as np
@@ -220,9 +221,8 @@ def test_learned_model_needs_its_decoder_file(tmp_path):
         CRFAligner.load(model_dir, "cpu")
 
 
-def test_training_reports_progress_of_the_whole_run(tmp_path):
-    """One (done, total) plan for the run: features, every cross-fitting epoch, decoder, final CRF, dev, save."""
-    pairs, gold = _tiny()
+def _progress_recorder() -> tuple[list[tuple[int, int]], list[str], Callable[..., None]]:
+    """A training ``progress`` callback and what it heard: the ``(done, total)`` counts and the log lines."""
     counts: list[tuple[int, int]] = []
     lines: list[str] = []
 
@@ -231,6 +231,14 @@ def test_training_reports_progress_of_the_whole_run(tmp_path):
             counts.append((int(args[0]), int(args[1])))  # type: ignore[call-overload]
         else:
             lines.append(str(args[0]))
+
+    return counts, lines, progress
+
+
+def test_training_reports_progress_of_the_whole_run(tmp_path):
+    """One (done, total) plan for the run: features, every cross-fitting epoch, decoder, final CRF, dev, save."""
+    pairs, gold = _tiny()
+    counts, lines, progress = _progress_recorder()
 
     train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", progress=progress,
                 semicrf_epochs=2, **FAST)
@@ -539,14 +547,7 @@ def test_the_written_model_is_refitted_on_train_and_dev_with_the_held_out_dev_fi
     dev_ids = {p.pair_id for p in dev}
     train_gold = [a for a in gold if a.pair_id not in dev_ids]
     dev_gold = [a for a in gold if a.pair_id in dev_ids]
-    counts: list[tuple[int, int]] = []
-    lines: list[str] = []
-
-    def progress(*args: object) -> None:
-        if len(args) == 2:
-            counts.append((int(args[0]), int(args[1])))  # type: ignore[call-overload]
-        else:
-            lines.append(str(args[0]))
+    counts, lines, progress = _progress_recorder()
 
     refit = train_model(train, train_gold, dev, dev_gold, out_dir=tmp_path / "refit", seed=2, device="cpu",
                         progress=progress, cv_folds=2, **FAST)
