@@ -438,7 +438,7 @@ def train_model(
     has a positive pair): the model is first trained on train alone and scored on dev, which it has not
     seen; those held-out figures become the written model's ``dev_metrics``. Then the same configuration
     is trained again, from scratch and with nothing chosen on dev, on train and dev together, and that
-    model is written: it has seen a quarter more documents (docs/engine-results.md, Round 11). Its
+    model is written: on DEplain-web it sees a quarter more documents (docs/engine-results.md, Round 11). Its
     ``model.json`` says so under ``refit`` (the held-out model's data, cross-validation and thresholds);
     ``data`` counts what the written model was trained on. Aligning dev with it is no longer a held-out
     figure. The rule decoder tunes its thresholds on dev, so it is never refitted.
@@ -457,10 +457,13 @@ def train_model(
     both_pairs, both_gold = [*train_pairs, *added[0]], [*train_gold, *added[1]]
     first = RunProgress.plan(None, cfg, len(train_pairs), True).total
     total = first + RunProgress.plan(None, cfg, len(both_pairs), False).total
+    # an encoder fine-tuned here is fine-tuned again on train + dev: its scores from the held-out run must not
+    # reach the refit (a fixed encoder_init scores alike in both runs, so its cache is shared)
+    held_cache = cache if not cfg.uses_encoder or cfg.encoder_init else {}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="held-out-model-") as tmp:
         held_dir = _fit(train_pairs, train_gold, dev_pairs, dev_gold, tmp, seed, device,
-                        _shifted(progress, 0, total), cfg, cache, unlabelled)
+                        _shifted(progress, 0, total), cfg, held_cache, unlabelled)
         held = model_store.read_meta(held_dir)
     _logger(progress)(f"refitting on train + dev ({len(train_pairs)} + {len(added[0])} document pairs); "
                       "the dev figures are the held-out model's")

@@ -618,3 +618,23 @@ def test_the_learned_decoder_fits_its_trees_with_one_blas_and_openmp_thread(tmp_
         assert seen and all({n for _, n in pools} == {1} for pools in seen)
         assert {api for api, _ in seen[0]} >= {"blas", "openmp"}
         assert {i["num_threads"] for i in threadpool_info()} == {2}
+
+
+def test_the_refit_fine_tunes_its_own_encoder_and_scores_with_it(tmp_path):
+    """With a fine-tuned encoder the refit is exactly a training on train + dev: it fine-tunes the encoder on
+    train + dev and scores every cell with that encoder, never with the held-out run's cached scores."""
+    import torch
+
+    pairs, gold = _tiny()
+    extra = DocPair("c", [["Snow covered the hills all winter long.", "Children went sledging."]],
+                    [["Snow covered the hills.", "Children went sledging."]])
+    dev_gold = [Alignment("aligned", "c-0-0-0", "c-1-0-0"), Alignment("aligned", "c-0-0-1", "c-1-0-1")]
+    options: TrainingOptions = {**FAST, "emission": "encoder+lexical"}
+    refit = train_model(pairs, gold, [extra], dev_gold, out_dir=tmp_path / "refit", seed=0, device="cpu",
+                        encoder_steps=2, **options)
+    both = train_model([*pairs, extra], [*gold, *dev_gold], out_dir=tmp_path / "both", seed=0, device="cpu",
+                       encoder_steps=2, **options)
+    assert json.loads((refit / "model.json").read_text())["refit"]["final_model"] == "train + dev"
+    weights, weights_both = _crf_weights(refit), _crf_weights(both)
+    assert all(torch.equal(weights[k], weights_both[k]) for k in weights)
+    assert json.loads((refit / "encoder_scores.json").read_text()) == json.loads((both / "encoder_scores.json").read_text())
