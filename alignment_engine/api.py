@@ -80,6 +80,13 @@ def read_model_meta(model_dir: str | Path) -> dict:
     return meta
 
 
+def trained_on(meta: Mapping[str, object]) -> str:
+    """What the written model of a ``model.json`` was trained on: "train + dev" for a model refitted on
+    train + dev (``refit``; its ``dev_metrics`` are the held-out run's), else "train"."""
+    refit = meta.get("refit")
+    return str(refit.get("final_model", "train")) if isinstance(refit, dict) else "train"
+
+
 def model_method(model_dir: str | Path) -> str:
     """The method a model directory was trained for (``model.json`` "method" or "kind"; CRF when absent)."""
     meta = read_model_meta(model_dir)

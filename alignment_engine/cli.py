@@ -183,8 +183,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     meta = api.read_model_meta(out)
-    trained_on = (meta.get("refit") or {}).get("final_model", "train")
-    print(json.dumps({"model": str(out), "trained_on": trained_on, "dev_metrics": meta.get("dev_metrics")}, indent=1))
+    print(json.dumps({"model": str(out), "trained_on": api.trained_on(meta), "dev_metrics": meta.get("dev_metrics")},
+                     indent=1))
     return 0
 
 

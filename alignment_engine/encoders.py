@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 _THREADS_SET = False
 
@@ -85,8 +86,6 @@ def training_threads() -> Iterator[None]:
     Used by the CRF training loops (``crf_aligner.train_crf``, ``semicrf.train_semicrf``), whoever calls
     them, and by ``training.train_model`` as a whole, whose fold decodings feed the learned decoder."""
     configure_threads()  # first: the adaptive count restored afterwards, and no later call overriding ours
-    from threadpoolctl import threadpool_limits
-
     before = torch.get_num_threads()
     pinned = "OMP_NUM_THREADS" not in os.environ
     if pinned:

@@ -27,12 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from engine_data import DATA  # noqa: E402  (this folder is on sys.path when run as a script)
+
 from alignment_engine import api  # noqa: E402
 from alignment_engine.evaluation import evaluate  # noqa: E402
 from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl, write_alignment_tsv  # noqa: E402
 from alignment_engine.types import Alignment, DocPair  # noqa: E402
-
-DATA = ROOT.parent / "shared" / "data" / "deplain-web"
 
 
 def folds(pairs: list[DocPair], seed: int, k: int = 4) -> list[set[str]]:

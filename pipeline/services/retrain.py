@@ -61,7 +61,7 @@ def retrain(
     )
     aligner = api.load_aligner("crf", model_dir, device=device)
     meta = api.read_model_meta(model_dir)
-    refitted = "refit" in meta  # the engine's default: dev scored by a model trained on train alone, then refit
+    refitted = api.trained_on(meta) != "train"  # the engine's default: dev scored by the run on train alone
     dev = held_out_dev(meta) if refitted else score(aligner, data.pairs["dev"], data.gold["dev"], data.unlabelled)
     metrics = {"dev": dev, "test": score(aligner, data.pairs["test"], data.gold["test"], data.unlabelled)}
     return ModelVersion.objects.create(
