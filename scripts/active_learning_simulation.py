@@ -94,7 +94,7 @@ def train_and_score(train_docs: list, known: dict[int, np.ndarray], dev_docs: li
     (None: whatever state torch's global generator is in, i.e. it depends on the trainings before)."""
     if init is not None:
         torch.manual_seed(init)
-    model = crf_aligner.BiCRF(len(crf_aligner.feature_names(cfg.emission, cfg.context_features)), cfg.hidden,
+    model = crf_aligner.BiCRF(len(crf_aligner.config_feature_names(cfg)), cfg.hidden,
                               cfg.transition_hidden, cfg.transitions)
     ids = sorted(known)  # documents without a label are left out of training
     seqs = {d: crf_aligner.build_sequences([train_docs[i] for i in ids], d, cfg, mean, scale,
@@ -177,7 +177,7 @@ def main() -> None:
     t0 = time.perf_counter()
     train_docs = crf_aligner.prepare_docs(train_pairs, cfg, None)
     dev_docs = crf_aligner.prepare_docs(dev_pairs, cfg, None)
-    norm = crf_aligner.fit_normalisation(train_docs, cfg.emission, cfg.context_features)
+    norm = crf_aligner.fit_normalisation(train_docs, cfg)
     mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
     pos, _ = gold_by_pair(train_gold)
     gold = [gold_matrix(p, pos.get(p.pair_id, set())) for p in train_pairs]

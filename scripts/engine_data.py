@@ -40,7 +40,7 @@ def deplain_web(cfg: Any, data: Path = DATA) -> Prepared:
     dp, dg = read_pairs_jsonl(data / "dev_pairs.jsonl"), read_alignment_tsv(data / "dev_gold.tsv")
     pos, _ = gold_by_pair(tg)
     docs = prepare_docs(tp, cfg, None)
-    norm = fit_normalisation(docs, cfg.emission, cfg.context_features, cfg.span_emission)
+    norm = fit_normalisation(docs, cfg)
     gold_mats = [gold_matrix(d.pair, pos.get(d.pair.pair_id, set())).astype(np.int64) for d in docs]
     return Prepared(tp, tg, dp, dg, pos, docs, prepare_docs(dp, cfg, None),
                     np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32), gold_mats)

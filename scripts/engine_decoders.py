@@ -61,8 +61,8 @@ def main() -> int:
         BiCRF,
         alignments_from,
         build_sequences,
+        config_feature_names,
         decode,
-        feature_names,
         train_crf,
     )
     from alignment_engine.crf_config import CRFConfig
@@ -91,7 +91,7 @@ def main() -> int:
     tp, tg, dp, dg, pos = data.train_pairs, data.train_gold, data.dev_pairs, data.dev_gold, data.pos
     docs, dev_docs, mean, scale, gold_mats = data.docs, data.dev_docs, data.mean, data.scale, data.gold_mats
     cache = Path(args.cache)
-    n_feat = len(feature_names(cfg.emission, cfg.context_features, cfg.span_emission))
+    n_feat = len(config_feature_names(cfg))
     t0 = time.perf_counter()
     if args.semi_only:
         from alignment_engine import semicrf, training

@@ -19,8 +19,8 @@ from alignment_engine.crf_aligner import (
     BiCRF,
     build_sequences,
     collate,
+    config_feature_names,
     decode,
-    feature_names,
     fit_normalisation,
     partial_gold_sets,
     prepare_docs,
@@ -61,7 +61,7 @@ def test_known_matrix_marks_positives_unlabelled_cells_and_negatives() -> None:
 def test_partial_sequences_open_the_unlabelled_cells_only() -> None:
     pair, s, c, known = _setup()
     docs = prepare_docs([pair], CFG, None)
-    norm = fit_normalisation(docs, CFG.emission, CFG.context_features)
+    norm = fit_normalisation(docs, CFG)
     mean, scale = np.asarray(norm["mean"], np.float32), np.asarray(norm["scale"], np.float32)
     s2c = build_sequences(docs, "s2c", CFG, mean, scale, known=[known])
     assert len(s2c) == 1 and s2c[0].partial
@@ -95,13 +95,13 @@ def test_an_impossible_step_falls_back_to_null() -> None:
 def test_partial_sequences_are_marginalised_and_complete_ones_unchanged() -> None:
     pair, _s, _c, known = _setup()
     docs = prepare_docs([pair, pair], CFG, None)
-    norm = fit_normalisation(docs, CFG.emission, CFG.context_features)
+    norm = fit_normalisation(docs, CFG)
     mean, scale = np.asarray(norm["mean"], np.float32), np.asarray(norm["scale"], np.float32)
     gold = [(known == 1).astype(np.int64)] * 2
     seqs = build_sequences(docs, "s2c", CFG, mean, scale, gold=gold, known=[known, None])
     assert [q.partial for q in seqs] == [True, False]
     torch.manual_seed(0)
-    model = BiCRF(len(feature_names(CFG.emission, CFG.context_features)), 8, 4)
+    model = BiCRF(len(config_feature_names(CFG)), 8, 4)
     batch = collate(seqs, torch.device("cpu"))
     assert batch.partial.tolist() == [True, False]
     emis, trans, start = model.s2c(batch)
@@ -226,9 +226,9 @@ def test_lbfgs_training_converges_to_the_same_model_from_different_initial_weigh
                     [["It rained for days.", "People stayed inside.", "The sun came out again."]])
     g_other = np.eye(3, dtype=np.int64)
     docs = prepare_docs([pair, other], CFG, None)
-    norm = fit_normalisation(docs, CFG.emission, CFG.context_features)
+    norm = fit_normalisation(docs, CFG)
     mean, scale = np.asarray(norm["mean"], np.float32), np.asarray(norm["scale"], np.float32)
-    n_feat = len(feature_names(CFG.emission, CFG.context_features))
+    n_feat = len(config_feature_names(CFG))
     results: dict[str, list[tuple[float, np.ndarray]]] = {}
     for name, cfg in (("adam", CFG.with_options(crf_epochs=3, gold_target="any")),
                       ("lbfgs", CFG.with_options(crf_epochs=5, gold_target="any", crf_optimizer="lbfgs"))):

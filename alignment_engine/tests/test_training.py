@@ -430,7 +430,7 @@ def _prepared(pairs: list[DocPair], gold: list[Alignment], cfg: CRFConfig) -> tu
 
     pos, _ = gold_by_pair(gold)
     docs = prepare_docs(pairs, cfg, None)
-    norm = fit_normalisation(docs, cfg.emission, cfg.context_features, cfg.span_emission)
+    norm = fit_normalisation(docs, cfg)
     mats = [gold_matrix(d.pair, pos.get(d.pair.pair_id, set())).astype(np.int64) for d in docs]
     return docs, np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32), mats
 

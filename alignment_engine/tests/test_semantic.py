@@ -1,0 +1,95 @@
+"""The semantic channels (``alignment_engine.semantic``) against brute force, and the encoder's cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from alignment_engine import semantic
+from alignment_engine.features import lexical_feature_names, lexical_features
+from alignment_engine.semantic import SEMANTIC_FEATURES, semantic_features
+
+
+def _unit(rng: np.random.Generator, k: int, d: int = 8) -> np.ndarray:
+    x = rng.normal(size=(k, d))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _brute(s: np.ndarray, c: np.ndarray, widths: tuple[int, int]) -> np.ndarray:
+    m, n = len(s), len(c)
+    out = np.zeros((m, n, len(SEMANTIC_FEATURES)))
+    cos = s @ c.T
+
+    def run_cos(vec: np.ndarray, rows: np.ndarray) -> float:
+        mean = rows.sum(axis=0)
+        return float(vec @ mean / np.linalg.norm(mean))
+
+    for i in range(m):
+        for j in range(n):
+            out[i, j, 0] = cos[i, j]
+            out[i, j, 1] = cos[i, j] - cos[i].max()
+            out[i, j, 2] = cos[i, j] - cos[:, j].max()
+            out[i, j, 3] = cos[i - 1, j] if i > 0 else 0.0
+            out[i, j, 4] = cos[i + 1, j] if i + 1 < m else 0.0
+            out[i, j, 5] = cos[i, j - 1] if j > 0 else 0.0
+            out[i, j, 6] = cos[i, j + 1] if j + 1 < n else 0.0
+            out[i, j, 7] = max(run_cos(s[i], c[a:a + w]) for w in range(1, widths[1] + 1)
+                               for a in range(max(0, j - w + 1), min(j, n - w) + 1))
+            out[i, j, 8] = max(run_cos(c[j], s[a:a + w]) for w in range(1, widths[0] + 1)
+                               for a in range(max(0, i - w + 1), min(i, m - w) + 1))
+    return out
+
+
+@pytest.mark.parametrize(("m", "n", "widths"), [(5, 7, (3, 2)), (1, 4, (6, 3)), (6, 1, (2, 4)), (4, 4, (1, 1))])
+def test_channels_equal_brute_force(m: int, n: int, widths: tuple[int, int]) -> None:
+    rng = np.random.default_rng(m * 10 + n)
+    s, c = _unit(rng, m), _unit(rng, n)
+    got = semantic_features(s.astype(np.float32), c.astype(np.float32), widths)
+    assert got.shape == (m, n, len(SEMANTIC_FEATURES)) and got.dtype == np.float32
+    np.testing.assert_allclose(got, _brute(s, c, widths), atol=1e-5)
+
+
+def test_a_split_is_seen_by_the_run_channel() -> None:
+    """A complex sentence whose meaning is the sum of two simple sentences: each part alone is a weak match,
+    the run of both is the best one (``sem_srun``)."""
+    a, b, other = np.eye(3)
+    complex_ = ((a + b) / np.sqrt(2))[None]
+    simple = np.stack([a, b, other])
+    f = semantic_features(simple, complex_, (2, 1))
+    srun = f[:, 0, SEMANTIC_FEATURES.index("sem_srun")]
+    cos = f[:, 0, SEMANTIC_FEATURES.index("sem_cos")]
+    np.testing.assert_allclose(cos[:2], [1 / np.sqrt(2)] * 2, atol=1e-6)
+    np.testing.assert_allclose(srun[:2], [1.0, 1.0], atol=1e-6)
+    assert srun[2] < 0.8
+
+
+def test_empty_sides() -> None:
+    assert semantic_features(np.zeros((0, 8)), np.zeros((3, 8))).shape == (0, 3, len(SEMANTIC_FEATURES))
+    assert lexical_features([], ["Ein Satz."], context=True, semantic=True).shape == (
+        0, 1, len(lexical_feature_names(True, False, True)))
+
+
+def test_the_encoder_embeds_each_distinct_text_once_and_bounds_its_cache() -> None:
+    enc = semantic.SentenceEncoder(cache_size=3)
+    texts = ["Der Hund bellt.", "Die Katze schläft.", "Der Hund bellt."]
+    first = enc.embed(texts)
+    assert enc.encoded == 2
+    np.testing.assert_array_equal(first[0], first[2])
+    again = enc.embed(texts[:2])
+    assert enc.encoded == 2  # both cached
+    np.testing.assert_array_equal(again, first[:2])
+    enc.embed(["Eins.", "Zwei."])
+    assert len(enc._cache) == 3  # the least recently used text left
+    assert "Der Hund bellt." not in enc._cache
+
+
+def test_lexical_features_append_the_semantic_channels_last() -> None:
+    simple = ["Der Kaiser liebte Kleider.", "Er hatte viele."]
+    complex_ = ["Der Kaiser liebte neue Kleider über alles.", "Das Wetter war schlecht."]
+    plain = lexical_features(simple, complex_, context=True)
+    both = lexical_features(simple, complex_, context=True, semantic=True)
+    names = lexical_feature_names(True, False, True)
+    assert both.shape == (2, 2, len(names)) and names[-len(SEMANTIC_FEATURES):] == list(SEMANTIC_FEATURES)
+    np.testing.assert_array_equal(both[:, :, : plain.shape[-1]], plain)
+    cos = both[:, :, names.index("sem_cos")]
+    assert cos[0, 0] > cos[0, 1]  # the emperor's clothes, not the weather
