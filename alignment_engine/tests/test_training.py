@@ -189,7 +189,8 @@ def test_a_stored_config_without_a_later_option_reads_it_as_off_whatever_the_def
     old = {k: v for k, v in CRFConfig(semicrf=True, decoder_rounds=2, span_emission=True).to_dict().items()
            if k not in ADDED_LATER}
     cfg = CRFConfig.from_dict(old)
-    assert (cfg.semicrf, cfg.span_emission, cfg.decoder_rounds) == (False, False, 1)
+    assert (cfg.semicrf, cfg.span_emission, cfg.decoder_rounds, cfg.semantic) == (False, False, 1, False)
+    assert CRFConfig().semantic  # today's default, not what a model written before it was trained with
     full = CRFConfig(semicrf=True, decoder_rounds=2).to_dict()
     assert CRFConfig.from_dict(full) == CRFConfig(semicrf=True, decoder_rounds=2)
 
