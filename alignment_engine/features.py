@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from alignment_engine.crf import DTYPE
-from alignment_engine.semantic import SEMANTIC_FEATURES, document_semantic_features
+from alignment_engine.semantic import SEMANTIC_FEATURES, SentenceEncoder, document_semantic_features
 from alignment_engine.similarity import feature_names, feature_stack
 from alignment_engine.span_emission import SPAN_EMISSION_FEATURES, SPAN_EMISSION_WIDTHS, span_emission_features
 
@@ -40,14 +40,16 @@ def lexical_feature_names(context: bool = False, span: bool = False, semantic: b
 
 
 def lexical_features(simple: list[str], complex: list[str], context: bool = False, span: bool = False,
-                     span_widths: tuple[int, int] = SPAN_EMISSION_WIDTHS, semantic: bool = False) -> np.ndarray:
+                     span_widths: tuple[int, int] = SPAN_EMISSION_WIDTHS, semantic: bool = False,
+                     semantic_encoder: SentenceEncoder | None = None) -> np.ndarray:
     """(m, n, F_lex) float32 lexical features of every simple x complex sentence pair.
 
     ``context`` adds :data:`CONTEXT_FEATURES`: a simple sentence that is one part of a split has a
     neighbour in its column that matches the same complex sentence. ``span`` adds the block-level
     channels of :func:`alignment_engine.span_emission.span_emission_features` (runs of at most
     ``span_widths`` simple / complex sentences). ``semantic`` adds the sentence encoder's channels of
-    :func:`alignment_engine.semantic.semantic_features` (runs of the same widths), last.
+    :func:`alignment_engine.semantic.semantic_features` (runs of the same widths; embedded by ``semantic_encoder``,
+    by default the process's float32 one), last.
     """
     base = feature_stack(simple, complex, LEX_MEASURES)
     m, n = len(simple), len(complex)
@@ -71,7 +73,7 @@ def lexical_features(simple: list[str], complex: list[str], context: bool = Fals
     if span:
         out = np.concatenate([out, span_emission_features(simple, complex, span_widths)], axis=-1)
     if semantic:
-        out = np.concatenate([out, document_semantic_features(simple, complex, span_widths)], axis=-1)
+        out = np.concatenate([out, document_semantic_features(simple, complex, span_widths, semantic_encoder)], axis=-1)
     return out
 
 

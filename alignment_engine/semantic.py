@@ -47,12 +47,22 @@ CACHE_SIZE = 100_000
 BATCH = 4096
 
 
-class SentenceEncoder:
-    """multilingual-e5-small (:class:`alignment_engine.e5_small.E5Small`) with an LRU cache of embeddings by text."""
+PRECISIONS = ("float32", "bfloat16")
 
-    def __init__(self, cache_size: int = CACHE_SIZE) -> None:
+
+class SentenceEncoder:
+    """multilingual-e5-small (:class:`alignment_engine.e5_small.E5Small`) with an LRU cache of embeddings by text.
+
+    ``precision`` "float32" (what models are trained with) or "bfloat16" (the opt-in fast path of
+    ``CRFAligner.load(quantize=True)`` / ``align --quantize`` on CPUs with native bf16: embeddings within a
+    cosine of 1e-4 of float32, docs/engine-results.md Round 12)."""
+
+    def __init__(self, cache_size: int = CACHE_SIZE, precision: str = "float32") -> None:
         from alignment_engine.e5_small import E5Small
 
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        self.precision = precision
         self._model = E5Small.load()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._size = cache_size
@@ -71,7 +81,7 @@ class SentenceEncoder:
             todo = sorted({t for t in texts if t not in self._cache})
             for start in range(0, len(todo), BATCH):
                 part = todo[start:start + BATCH]
-                vecs = self._model.embed(part)
+                vecs = self._model.embed(part, bf16=self.precision == "bfloat16")
                 for text, vec in zip(part, vecs, strict=True):
                     self._cache[text] = vec
                 self.encoded += len(part)
@@ -83,17 +93,23 @@ class SentenceEncoder:
         return out
 
 
-_SHARED: SentenceEncoder | None = None
+_SHARED: dict[str, SentenceEncoder] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_encoder() -> SentenceEncoder:
-    """The process's one :class:`SentenceEncoder` (loaded on first use: the model is memory-mapped)."""
-    global _SHARED
+def shared_encoder(precision: str = "float32") -> SentenceEncoder:
+    """The process's :class:`SentenceEncoder` of ``precision`` (loaded on first use, then shared with its cache)."""
     with _SHARED_LOCK:
-        if _SHARED is None:
-            _SHARED = SentenceEncoder()
-        return _SHARED
+        if precision not in _SHARED:
+            _SHARED[precision] = SentenceEncoder(precision=precision)
+        return _SHARED[precision]
+
+
+def fast_precision() -> str:
+    """The precision of the fast path: "bfloat16" where the CPU computes it natively, else "float32"."""
+    from alignment_engine.e5_small import native_bf16
+
+    return "bfloat16" if native_bf16() else "float32"
 
 
 def _run_means(emb: np.ndarray, width: int) -> tuple[np.ndarray, list[tuple[int, int]]]:

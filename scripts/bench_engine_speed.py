@@ -134,12 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     if aligner.config.semantic:  # the warm-up pair's sentence embeddings are timed with the rest
         from alignment_engine.semantic import shared_encoder
 
-        shared_encoder().clear()
+        shared_encoder(aligner.semantic_precision).clear()
 
     report: dict = {
         "command": " ".join(["python", "scripts/bench_engine_speed.py", *(argv if argv is not None else sys.argv[1:])]),
         "model": str(model_dir), "emission": aligner.config.emission, "decoder": aligner.config.decoder,
-        "quantize": bool(args.quantize), "torch_threads": torch.get_num_threads(),
+        "quantize": bool(args.quantize), "semantic_precision": aligner.semantic_precision, "torch_threads": torch.get_num_threads(),
         "load_model_s": round(load_model_s, 2), "sets": {},
     }
     dumped: dict = {}

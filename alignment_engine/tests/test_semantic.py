@@ -93,3 +93,37 @@ def test_lexical_features_append_the_semantic_channels_last() -> None:
     np.testing.assert_array_equal(both[:, :, : plain.shape[-1]], plain)
     cos = both[:, :, names.index("sem_cos")]
     assert cos[0, 0] > cos[0, 1]  # the emperor's clothes, not the weather
+
+
+def test_the_bf16_fast_path_stays_close_to_float32_and_keeps_its_own_cache() -> None:
+    texts = ["Der Kaiser liebte neue Kleider über alles.", "Der Kaiser hatte sehr gerne neue Kleider.",
+             "Das Wetter war schlecht."]
+    fast, exact = semantic.SentenceEncoder(precision="bfloat16"), semantic.shared_encoder("float32")
+    a, b = fast.embed(texts), exact.embed(texts)
+    assert a.dtype == np.float32 and not np.array_equal(a, b)  # computed, not read from the float32 cache
+    assert ((a * b).sum(axis=1) > 0.999).all()
+    assert semantic.shared_encoder("bfloat16") is not exact and semantic.shared_encoder("bfloat16").precision == "bfloat16"
+    with pytest.raises(ValueError, match="precision"):
+        semantic.SentenceEncoder(precision="int4")
+
+
+def test_a_quantized_aligner_embeds_in_bf16_only_where_the_cpu_has_it(tmp_path, monkeypatch) -> None:
+    from alignment_engine import e5_small
+    from alignment_engine.crf_aligner import CRFAligner
+    from alignment_engine.tests.test_training import _tiny
+    from alignment_engine.training import train_model
+
+    pairs, gold = _tiny()
+    model_dir = train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", crf_epochs=2, hidden=8,
+                            transition_hidden=4, semicrf_epochs=1, cv_folds=2)
+    assert CRFAligner.load(model_dir, "cpu").semantic_precision == "float32"
+    monkeypatch.setattr(e5_small, "native_bf16", lambda: True)
+    fast = CRFAligner.load(model_dir, "cpu", quantize=True)
+    assert fast.semantic_precision == "bfloat16"
+    bf16 = semantic.shared_encoder("bfloat16")
+    bf16.clear()
+    rows = fast.align(pairs)
+    assert any(rows) and pairs[0].simple_sentences()[0] in bf16._cache  # embedded by the bf16 encoder
+    assert fast.counters["semantic_sentences"] > 0  # the cleared cache was filled again
+    monkeypatch.setattr(e5_small, "native_bf16", lambda: False)
+    assert CRFAligner.load(model_dir, "cpu", quantize=True).semantic_precision == "float32"
