@@ -22,14 +22,18 @@ symmetric task (similarity, bitext mining), which :meth:`SentenceEncoder.embed` 
 - ``sem_srun``: the same with runs of at most ``widths[0]`` simple sentences against complex ``j`` (a split).
 
 An embedding is computed once per distinct sentence text and process (:class:`SentenceEncoder` keeps a
-bounded cache), so a document that takes part in several pairs is embedded once.
+bounded cache), so a document that takes part in several pairs is embedded once; with :func:`use_store` (the
+product sets it) also once across processes and runs (:class:`EmbeddingStore`, a SQLite file).
 """
 
 from __future__ import annotations
 
+import hashlib
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -48,6 +52,51 @@ CACHE_SIZE = 100_000
 #: Sentences per call of the encoder (it batches them by length inside).
 BATCH = 4096
 PRECISIONS = ("float32", "bfloat16")
+#: Keys per SQL statement of the embedding store.
+STORE_CHUNK = 500
+
+
+class EmbeddingStore:
+    """Sentence embeddings on disk, shared by processes and runs: one SQLite file, one row per (encoder,
+    precision, text), keyed by their SHA-1. Aligning a corpus again after a retraining, or retraining on
+    the same labels, then embeds nothing that was embedded before. Writers use ``INSERT OR IGNORE`` (two
+    workers embedding the same sentence store the same vector), WAL mode and a busy timeout."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=60)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS embedding (key BLOB PRIMARY KEY, vector BLOB NOT NULL)")
+            self._local.conn = conn
+        return conn
+
+    @staticmethod
+    def key(precision: str, text: str) -> bytes:
+        return hashlib.sha1(f"{ENCODER_NAME}\0{precision}\0{text}".encode()).digest()
+
+    def get(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        out: dict[bytes, np.ndarray] = {}
+        conn = self._conn()
+        for start in range(0, len(keys), STORE_CHUNK):
+            part = list(keys[start:start + STORE_CHUNK])
+            marks = ",".join("?" * len(part))
+            for key, blob in conn.execute(f"SELECT key, vector FROM embedding WHERE key IN ({marks})", part):
+                vec = np.frombuffer(blob, dtype="<f4")
+                if vec.shape == (DIM,):
+                    out[bytes(key)] = vec.copy()
+        return out
+
+    def put(self, items: Sequence[tuple[bytes, np.ndarray]]) -> None:
+        conn = self._conn()
+        with conn:
+            conn.executemany("INSERT OR IGNORE INTO embedding (key, vector) VALUES (?, ?)",
+                             [(k, np.asarray(v, dtype="<f4").tobytes()) for k, v in items])
 
 
 class SentenceEncoder:
@@ -57,17 +106,19 @@ class SentenceEncoder:
     ``CRFAligner.load(quantize=True)`` / ``align --quantize`` on CPUs with native bf16: embeddings within a
     cosine of 1e-4 of float32, docs/engine-results.md Round 12)."""
 
-    def __init__(self, cache_size: int = CACHE_SIZE, precision: str = "float32") -> None:
+    def __init__(self, cache_size: int = CACHE_SIZE, precision: str = "float32",
+                 store: EmbeddingStore | None = None) -> None:
         from alignment_engine.e5_small import E5Small
 
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         self.precision = precision
+        self.store = store  # embeddings on disk behind the in-memory cache (use_store)
         self._model = E5Small.load()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._size = cache_size
         self._lock = threading.Lock()
-        self.encoded = 0  # sentences run through the encoder (cache misses)
+        self.encoded = 0  # sentences run through the encoder (missing from the cache and the store)
 
     def clear(self) -> None:
         """Forget every cached embedding (benchmarks time the encoder, not the cache)."""
@@ -79,12 +130,21 @@ class SentenceEncoder:
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         with self._lock:
             todo = sorted({t for t in texts if t not in self._cache})
+            if todo and self.store is not None:
+                keys = {t: self.store.key(self.precision, t) for t in todo}
+                found = self.store.get(list(keys.values()))
+                for t in todo:
+                    if keys[t] in found:
+                        self._cache[t] = found[keys[t]]
+                todo = [t for t in todo if keys[t] not in found]
             for start in range(0, len(todo), BATCH):
                 part = todo[start:start + BATCH]
                 vecs = self._model.embed(part, bf16=self.precision == "bfloat16")
                 for text, vec in zip(part, vecs, strict=True):
                     self._cache[text] = vec
                 self.encoded += len(part)
+                if self.store is not None:
+                    self.store.put([(self.store.key(self.precision, t), v) for t, v in zip(part, vecs, strict=True)])
             for k, text in enumerate(texts):
                 out[k] = self._cache[text]
                 self._cache.move_to_end(text)
@@ -95,13 +155,24 @@ class SentenceEncoder:
 
 _SHARED: dict[str, SentenceEncoder] = {}
 _SHARED_LOCK = threading.Lock()
+_STORE: EmbeddingStore | None = None
+
+
+def use_store(path: str | Path | None) -> None:
+    """Keep the process's embeddings in the SQLite file ``path`` too (None: in memory only). The product
+    points it at ``EMBEDDINGS_CACHE`` (``VAR_DIR/embeddings.sqlite3``); the engine alone keeps none."""
+    global _STORE
+    with _SHARED_LOCK:
+        _STORE = EmbeddingStore(path) if path else None
+        for enc in _SHARED.values():
+            enc.store = _STORE
 
 
 def shared_encoder(precision: str = "float32") -> SentenceEncoder:
     """The process's :class:`SentenceEncoder` of ``precision`` (loaded on first use, then shared with its cache)."""
     with _SHARED_LOCK:
         if precision not in _SHARED:
-            _SHARED[precision] = SentenceEncoder(precision=precision)
+            _SHARED[precision] = SentenceEncoder(precision=precision, store=_STORE)
         return _SHARED[precision]
 
 

@@ -138,6 +138,8 @@ MEDIA_URL = "/media/"
 MODELS_DIR = env_path("MODELS_DIR", VAR_DIR / "models")
 EXPORTS_DIR = env_path("EXPORTS_DIR", VAR_DIR / "exports")
 IMPORTS_DIR = env_path("IMPORTS_DIR", VAR_DIR / "imports")  # uploads wait here for their import job
+# sentence embeddings of the aligner's semantic channels, shared by workers and runs (alignment_engine.semantic.use_store)
+EMBEDDINGS_CACHE = env_path("EMBEDDINGS_CACHE", VAR_DIR / "embeddings.sqlite3")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

@@ -22,3 +22,9 @@ class PipelineConfig(AppConfig):
         from pipeline import selection_models
 
         selection.register(selection_models.SOURCE)  # labeling jobs can choose items by the promoted model's uncertainty
+
+        from django.conf import settings
+
+        from alignment_engine import semantic
+
+        semantic.use_store(settings.EMBEDDINGS_CACHE)  # a sentence embedded once stays embedded for later runs

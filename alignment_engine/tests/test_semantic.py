@@ -126,8 +126,40 @@ def test_a_quantized_aligner_embeds_in_bf16_only_where_the_cpu_has_it(tmp_path, 
     assert fast.semantic_precision == "bfloat16"
     bf16 = semantic.shared_encoder("bfloat16")
     bf16.clear()
+    monkeypatch.setattr(bf16, "store", None)  # the product's embedding store (pipeline.apps) may hold them already
     rows = fast.align(pairs)
     assert any(rows) and pairs[0].simple_sentences()[0] in bf16._cache  # embedded by the bf16 encoder
     assert fast.counters["semantic_sentences"] > 0  # the cleared cache was filled again
     monkeypatch.setattr(e5_small, "native_bf16", lambda: False)
     assert CRFAligner.load(model_dir, "cpu", quantize=True).semantic_precision == "float32"
+
+
+def test_the_store_keeps_embeddings_for_the_next_process_per_precision(tmp_path) -> None:
+    texts = ["Der Hund bellt.", "Die Katze schläft."]
+    store = semantic.EmbeddingStore(tmp_path / "emb.sqlite3")
+    first = semantic.SentenceEncoder(store=store)
+    a = first.embed(texts)
+    assert first.encoded == 2
+    later = semantic.SentenceEncoder(store=semantic.EmbeddingStore(tmp_path / "emb.sqlite3"))  # another run
+    b = later.embed([*texts, "Neu."])
+    assert later.encoded == 1  # only the new sentence went through the encoder
+    np.testing.assert_array_equal(b[:2], a)
+    fast = semantic.SentenceEncoder(precision="bfloat16", store=store)
+    fast.embed(texts)
+    assert fast.encoded == 2  # another precision: other vectors, other keys
+    assert semantic.EmbeddingStore.key("float32", texts[0]) != semantic.EmbeddingStore.key("bfloat16", texts[0])
+
+
+def test_use_store_reaches_the_shared_encoders(tmp_path) -> None:
+    enc = semantic.shared_encoder()
+    before = semantic._STORE
+    try:
+        semantic.use_store(tmp_path / "e.sqlite3")
+        assert enc.store is not None and enc.store.path == tmp_path / "e.sqlite3"
+        enc.clear()
+        enc.embed(["Ein Satz, der in den Speicher geht."])
+        assert (tmp_path / "e.sqlite3").is_file()
+        semantic.use_store(None)
+        assert enc.store is None
+    finally:
+        semantic.use_store(before.path if before else None)
