@@ -754,7 +754,7 @@ def prepare_docs(
     counters = {} if counters is None else counters
     docs: list[DocData] = []
     sentence_encoder = None
-    if config.semantic:  # every sentence of the chunk in one call: batches by length across documents, each text once
+    if config.semantic:  # every sentence of the chunk in one call: batches of one token length across documents, each text once
         from alignment_engine.semantic import shared_encoder
 
         t0 = time.perf_counter()
