@@ -54,6 +54,28 @@ class Progress:
             self.bar = None
 
 
+def _add_embeddings_cache(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--embeddings-cache", metavar="FILE",
+                   help="crf with semantic channels: keep every sentence embedding in this SQLite file too (created "
+                        "if missing), so a later run embeds only sentences it has not seen (about 2.1 KB per sentence)")
+
+
+def _use_embeddings_cache(path: str | None) -> None:
+    """Point the process's sentence encoders at the embedding store ``path`` (checked first: a file that is not
+    one is an input error naming it, before any work)."""
+    if not path:
+        return
+    import sqlite3
+
+    from alignment_engine import semantic
+
+    try:
+        semantic.EmbeddingStore(path).check()
+    except (sqlite3.Error, OSError) as e:
+        raise InputError(f"{path}: not a usable embeddings cache ({e})") from e
+    semantic.use_store(path)
+
+
 def _add_device(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
@@ -81,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     al.add_argument("--train-pairs", help="lr only: pairs JSONL to fit the logistic regression on")
     al.add_argument("--train-gold", help="lr only: gold TSV to fit the logistic regression on")
     al.add_argument("--header", action="store_true", help="write a header line")
+    _add_embeddings_cache(al)
     _add_device(al)
 
     tr = sub.add_parser("train", help="train an aligner (neural CRF by default) into a model directory",
@@ -97,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="change one CRFConfig option (value parsed as JSON when possible), repeatable")
+    _add_embeddings_cache(tr)
     _add_device(tr)
 
     ev = sub.add_parser("evaluate", help="Task 1 / Task 2 P/R/F1 of a prediction TSV against a gold TSV (JSON)")
@@ -140,6 +164,7 @@ def _parse_value(text: str) -> object:
 
 def cmd_align(args: argparse.Namespace) -> int:
     pairs = read_pairs_jsonl(args.input)
+    _use_embeddings_cache(args.embeddings_cache)
     method = args.method or (api.model_method(args.model) if args.model else api.DEFAULT_METHOD)
     if method == "lr" and (args.train_pairs or args.train_gold):
         if not (args.train_pairs and args.train_gold):
@@ -174,6 +199,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise InputError(f"--set expects KEY=VALUE, got {item!r}")
         key, value = item.split("=", 1)
         options[key.strip()] = _parse_value(value)
+    _use_embeddings_cache(args.embeddings_cache)
     if args.method == "lr":
         api.train_lr(pairs, gold, args.out, dev_pairs, dev_gold)
         print(json.dumps({"model": str(args.out), "method": "lr", **api.read_model_meta(args.out)}, indent=1))

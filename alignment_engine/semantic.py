@@ -72,6 +72,12 @@ class EmbeddingStore:
             self._local.conn = conn
         return conn
 
+    def check(self) -> None:
+        """Open the file (creating it and its table when missing) and read from it: raises ``sqlite3.Error`` /
+        ``OSError`` for a file that is not an embedding store or cannot be written."""
+        conn = self._conn()
+        conn.execute("SELECT key, vector FROM embedding LIMIT 1").fetchall()
+
     @staticmethod
     def key(precision: str, text: str) -> bytes:
         return hashlib.sha1(f"{ENCODER_NAME}\0{precision}\0{text}".encode()).digest()

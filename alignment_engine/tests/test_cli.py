@@ -170,3 +170,56 @@ def test_train_without_options_trains_the_default_config_and_align_uses_it(tmp_p
                  "--device", "cpu"]) == 0
     rows = read_alignment_tsv(out)
     assert rows and all(r.pair_id in {"a", "b"} for r in rows)
+
+
+def test_embeddings_cache_lets_a_second_align_embed_nothing_and_write_the_same_rows(tmp_path):
+    """`align --embeddings-cache FILE`: the first run stores every sentence's embedding, a later run (its memory
+    cache emptied, as in a new process) reads them all back and writes the same rows."""
+    from alignment_engine import semantic
+    from alignment_engine.tests.test_training import _tiny
+    from alignment_engine.training import train_model
+
+    pairs, gold = _tiny()
+    model = train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", crf_epochs=2, hidden=8,
+                        transition_hidden=4, semicrf_epochs=1, cv_folds=2)
+    pairs_path, cache = tmp_path / "p.jsonl", tmp_path / "cache" / "emb.sqlite3"
+    write_pairs_jsonl(pairs_path, pairs)
+    encoder, before = semantic.shared_encoder(), semantic._STORE
+    texts = {t for p in pairs for t in (*p.simple_sentences(), *p.complex_sentences())}
+    outputs, encoded = [], []
+    try:
+        for k in range(2):
+            encoder.clear()
+            start = encoder.encoded
+            out = tmp_path / f"out{k}.tsv"
+            assert main(["-q", "align", "--input", str(pairs_path), "--output", str(out), "--model", str(model),
+                         "--device", "cpu", "--embeddings-cache", str(cache)]) == 0
+            outputs.append(out.read_text(encoding="utf-8"))
+            encoded.append(encoder.encoded - start)
+    finally:
+        semantic.use_store(before.path if before else None)
+    assert encoded == [len(texts), 0]
+    assert outputs[0] and outputs[0] == outputs[1]
+    import sqlite3
+
+    with sqlite3.connect(cache) as conn:
+        assert conn.execute("SELECT count(*) FROM embedding").fetchone()[0] == len(texts)
+
+
+def test_an_embeddings_cache_that_is_not_one_is_an_input_error_naming_it(pairs_file, tmp_path, capsys):
+    from alignment_engine import semantic
+
+    bad = tmp_path / "notes.txt"
+    bad.write_text("these are my notes, not a database\n" * 200, encoding="utf-8")
+    out = tmp_path / "out.tsv"
+    before = semantic._STORE
+    try:
+        assert main(["-q", "align", "--input", str(pairs_file), "--output", str(out), "--method", "sequence",
+                     "--embeddings-cache", str(bad)]) == 2
+        assert semantic._STORE is before  # the bad file was never installed
+    finally:
+        semantic.use_store(before.path if before else None)
+    err = capsys.readouterr().err
+    assert str(bad) in err and "embeddings cache" in err and "Traceback" not in err
+    assert not out.exists()
+    assert bad.read_text(encoding="utf-8").startswith("these are my notes")  # left as it was
