@@ -17,7 +17,7 @@ import numpy as np
 from alignment_engine import paragraphs as _paragraphs
 from alignment_engine import similarity as _similarity
 from alignment_engine.baselines import BASELINES, LogisticAligner, make_baseline
-from alignment_engine.errors import ModelError
+from alignment_engine.errors import InputError, ModelError
 from alignment_engine.evaluation import evaluate as _evaluate
 from alignment_engine.sequence import SequenceAligner, SequenceConfig
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
@@ -188,6 +188,23 @@ def similarity_matrix(name: str, simple: list[str], complex: list[str]) -> np.nd
 def evaluate(gold: list[Alignment], pred: list[Alignment], pairs: list[DocPair] | None = None) -> dict:
     """Task 1 and Task 2 P/R/F1, identical strings left out (agrees with ../shared/tools/score_alignments.py)."""
     return _evaluate(gold, pred, pairs)
+
+
+def use_embeddings_cache(path: str | Path | None) -> None:
+    """Keep the sentence embeddings of the semantic channels (the default model's) in the SQLite file ``path``
+    too, created if missing, so that later runs and other processes embed only sentences never seen before;
+    ``None``: in memory only (the engine's default; the product sets ``EMBEDDINGS_CACHE``). A file that is not
+    such a store (or cannot be written) raises :class:`InputError` naming it and changes nothing."""
+    import sqlite3
+
+    from alignment_engine import semantic
+
+    if path is not None:
+        try:
+            semantic.EmbeddingStore(path).check()
+        except (sqlite3.Error, OSError) as e:
+            raise InputError(f"{path}: not a usable embeddings cache ({e})") from e
+    semantic.use_store(path)
 
 
 def train_defaults() -> dict:

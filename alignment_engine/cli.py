@@ -60,22 +60,6 @@ def _add_embeddings_cache(p: argparse.ArgumentParser) -> None:
                         "if missing), so a later run embeds only sentences it has not seen (about 2.1 KB per sentence)")
 
 
-def _use_embeddings_cache(path: str | None) -> None:
-    """Point the process's sentence encoders at the embedding store ``path`` (checked first: a file that is not
-    one is an input error naming it, before any work)."""
-    if not path:
-        return
-    import sqlite3
-
-    from alignment_engine import semantic
-
-    try:
-        semantic.EmbeddingStore(path).check()
-    except (sqlite3.Error, OSError) as e:
-        raise InputError(f"{path}: not a usable embeddings cache ({e})") from e
-    semantic.use_store(path)
-
-
 def _add_device(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
@@ -164,7 +148,8 @@ def _parse_value(text: str) -> object:
 
 def cmd_align(args: argparse.Namespace) -> int:
     pairs = read_pairs_jsonl(args.input)
-    _use_embeddings_cache(args.embeddings_cache)
+    if args.embeddings_cache:
+        api.use_embeddings_cache(args.embeddings_cache)
     method = args.method or (api.model_method(args.model) if args.model else api.DEFAULT_METHOD)
     if method == "lr" and (args.train_pairs or args.train_gold):
         if not (args.train_pairs and args.train_gold):
@@ -199,7 +184,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise InputError(f"--set expects KEY=VALUE, got {item!r}")
         key, value = item.split("=", 1)
         options[key.strip()] = _parse_value(value)
-    _use_embeddings_cache(args.embeddings_cache)
+    if args.embeddings_cache:
+        api.use_embeddings_cache(args.embeddings_cache)
     if args.method == "lr":
         api.train_lr(pairs, gold, args.out, dev_pairs, dev_gold)
         print(json.dumps({"model": str(args.out), "method": "lr", **api.read_model_meta(args.out)}, indent=1))
