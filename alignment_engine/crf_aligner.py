@@ -532,15 +532,16 @@ class CRFAligner:
         self.timings: dict[str, float] = {}
         self.counters: dict[str, int] = {}
         self.semantic_precision = "float32"  # load(quantize=True): the sentence encoder's fast path
+        self.semantic_device = "cuda" if device.type == "cuda" else "cpu"  # where the sentence encoder runs
         self.chunk_size = CHUNK_DOCS
         self.chunk_cells = CHUNK_CELLS
         self.crf_batch = CRF_INFERENCE_BATCH
 
     @classmethod
     def load(cls, model_dir: str | Path, device: str = "auto", quantize: bool = False) -> CRFAligner:
-        """Load a model directory; ``quantize=True`` runs the cross-encoder int8-quantized and the semantic
-        channels' sentence encoder in bf16 where the CPU has it natively (CPU only, faster, slightly different
-        scores)."""
+        """Load a model directory; ``quantize=True`` runs the cross-encoder int8-quantized (CPU) and the semantic
+        channels' sentence encoder in bf16 where the device has it natively (faster, slightly different scores).
+        On a GPU (``device`` "cuda") the sentence encoder runs there too."""
         from alignment_engine import model_store
         from alignment_engine.encoders import CrossEncoder, configure_threads, resolve_device
 
@@ -570,16 +571,17 @@ class CRFAligner:
                 raise ModelError(f"{Path(model_dir) / model_store.DECODER_FILE}: not a learned decoder")
             decoder = stored
         aligner = cls(model, encoder, config, meta["normalisation"], meta["thresholds"], dev, decoder, semi_model)
-        if quantize and dev.type == "cpu" and config.semantic:
+        if quantize and config.semantic:
             from alignment_engine.semantic import fast_precision
 
-            aligner.semantic_precision = fast_precision()
+            aligner.semantic_precision = fast_precision(dev.type)
         return aligner
 
     def prepare(self, pairs: Sequence[DocPair], links: Sequence[list[tuple[int, int, float]]] | None = None,
                 progress: ProgressCallback | None = None) -> list[DocData]:
         return prepare_docs(pairs, self.config, self.encoder, links=links, progress=progress, timings=self.timings,
-                            counters=self.counters, semantic_precision=self.semantic_precision)
+                            counters=self.counters, semantic_precision=self.semantic_precision,
+                            semantic_device=self.semantic_device)
 
     def predict_docs(self, docs: Sequence[DocData]) -> list[Decoded]:
         t0 = time.perf_counter()
@@ -747,9 +749,11 @@ def prepare_docs(
     counters: dict[str, int] | None = None,
     enc_cache: dict[tuple[str, str], float] | None = None,
     semantic_precision: str = "float32",
+    semantic_device: str = "cpu",
 ) -> list[DocData]:
-    """Features (and encoder scores of candidate cells) of each pair; ``semantic_precision``: the sentence
-    encoder's (:data:`alignment_engine.semantic.PRECISIONS`; models are trained in float32)."""
+    """Features (and encoder scores of candidate cells) of each pair; ``semantic_precision`` / ``semantic_device``:
+    the sentence encoder's (:data:`alignment_engine.semantic.PRECISIONS`; models are trained in float32, on the
+    CPU, whatever device trains the CRFs)."""
     timings = {} if timings is None else timings
     counters = {} if counters is None else counters
     docs: list[DocData] = []
@@ -758,7 +762,7 @@ def prepare_docs(
         from alignment_engine.semantic import shared_encoder
 
         t0 = time.perf_counter()
-        sentence_encoder = shared_encoder(semantic_precision)
+        sentence_encoder = shared_encoder(semantic_precision, semantic_device)
         before = sentence_encoder.encoded
         texts = dict.fromkeys(t for p in pairs for t in (*p.simple_sentences(), *p.complex_sentences()))
         sentence_encoder.embed(list(texts))

@@ -49,8 +49,10 @@ QK = 32  # weights per Q4_0 block
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
 META = "\u2581"  # SentencePiece's metaspace
 MAX_POSITIONS = 512
-#: Texts of one token length per forward pass.
+#: Texts of one token length per forward pass (on CPU; :data:`GPU_BATCH` on a GPU).
 SAME_LENGTH_BATCH = 64
+#: Texts of one token length per forward pass on a GPU (issue 12's length-bucketed batches of 1,024).
+GPU_BATCH = 1024
 
 
 def model_path() -> Path:
@@ -269,37 +271,46 @@ class E5Small(nn.Module):
         content = self.tokenizer.encode(prefix + text)[: MAX_POSITIONS - 2]
         return [self.tokenizer.bos, *content, self.tokenizer.eos]
 
+    @property
+    def device(self) -> torch.device:
+        """Where the network runs (``E5Small.load().to("cuda")`` for a GPU; the word embedding stays in host
+        memory, 4-bit, and a batch's rows go to the device dequantized)."""
+        return self.pos.device
+
     def _forward(self, ids: np.ndarray) -> np.ndarray:
         """(B, hidden) embeddings of B token sequences of one length (no padding, no mask): the layers, then the
         mean over the tokens."""
         b, t = ids.shape
         words = dequantize(self.word[ids.ravel()], self.hidden).reshape(b, t, self.hidden)
-        x = self.eln(torch.from_numpy(words) + self.pos[:t][None] + self.type0)
+        x = self.eln(torch.from_numpy(words).to(self.device) + self.pos[:t][None] + self.type0)
         for layer in self.layers:
             x = layer(x, None)
-        return torch.nn.functional.normalize(x.mean(dim=1).float(), dim=-1).numpy()
+        return torch.nn.functional.normalize(x.mean(dim=1).float(), dim=-1).cpu().numpy()
 
     @torch.inference_mode()
     def embed(self, texts: list[str], prefix: str = "query: ", bf16: bool = False) -> np.ndarray:
         """(len(texts), hidden) embeddings; e5 wants ``query: `` on both sides of a symmetric task. ``bf16``:
         the matrix products under bf16 autocast (about 1.8 times as fast on a CPU with native bf16, a cosine of
-        .99998 to float32; slow where the CPU lacks it: see :func:`native_bf16`)."""
+        .99998 to float32; slow where the CPU lacks it: see :func:`native_bf16`). On a GPU (:attr:`device`) the
+        same batches of one token length, up to :data:`GPU_BATCH` texts each (not measured on a GPU yet)."""
+        kind = self.device.type
         before = torch.get_num_threads()
-        torch.set_num_threads(1)  # one thread: with two, a row's sums depend on the batch's size (module docstring)
+        if kind == "cpu":
+            torch.set_num_threads(1)  # one thread: with two, a row's sums depend on the batch's size (module docstring)
         try:
-            with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else nullcontext():
-                return self._embed(texts, prefix)
+            with torch.autocast(kind, dtype=torch.bfloat16) if bf16 else nullcontext():
+                return self._embed(texts, prefix, SAME_LENGTH_BATCH if kind == "cpu" else GPU_BATCH)
         finally:
             torch.set_num_threads(before)
 
-    def _embed(self, texts: list[str], prefix: str) -> np.ndarray:
+    def _embed(self, texts: list[str], prefix: str, batch: int) -> np.ndarray:
         out = np.zeros((len(texts), self.hidden), dtype=np.float32)
         by_length: dict[int, list[int]] = {}
         toks = [self.ids(t, prefix) for t in texts]
         for k, ids in enumerate(toks):
             by_length.setdefault(len(ids), []).append(k)
         for group in by_length.values():  # texts of one token length together: no padding (module docstring)
-            for start in range(0, len(group), SAME_LENGTH_BATCH):
-                idx = group[start:start + SAME_LENGTH_BATCH]
+            for start in range(0, len(group), batch):
+                idx = group[start:start + batch]
                 out[idx] = self._forward(np.asarray([toks[k] for k in idx], dtype=np.int64))
         return out

@@ -109,14 +109,19 @@ class SentenceEncoder:
     cosine of 1e-4 of float32, docs/engine-results.md Round 12)."""
 
     def __init__(self, cache_size: int = CACHE_SIZE, precision: str = "float32",
-                 store: EmbeddingStore | None = None) -> None:
+                 store: EmbeddingStore | None = None, device: str = "cpu") -> None:
         from alignment_engine.e5_small import E5Small
 
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         self.precision = precision
+        self.device = device
+        # the store's key: a GPU's vectors differ from the CPU's in the last bits, so they are kept apart
+        self.store_precision = precision if device == "cpu" else f"{precision}@{device}"
         self.store = store  # embeddings on disk behind the in-memory cache (use_store)
         self._model = E5Small.load()
+        if device != "cpu":
+            self._model.to(device)
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._size = cache_size
         self._lock = threading.Lock()
@@ -133,7 +138,7 @@ class SentenceEncoder:
         with self._lock:
             todo = sorted({t for t in texts if t not in self._cache})
             if todo and self.store is not None:
-                keys = {t: self.store.key(self.precision, t) for t in todo}
+                keys = {t: self.store.key(self.store_precision, t) for t in todo}
                 found = self.store.get(list(keys.values()))
                 for t in todo:
                     if keys[t] in found:
@@ -144,7 +149,8 @@ class SentenceEncoder:
                 self._cache.update(zip(todo, vecs, strict=True))
                 self.encoded += len(todo)
                 if self.store is not None:
-                    self.store.put([(self.store.key(self.precision, t), v) for t, v in zip(todo, vecs, strict=True)])
+                    self.store.put([(self.store.key(self.store_precision, t), v)
+                                    for t, v in zip(todo, vecs, strict=True)])
             for k, text in enumerate(texts):
                 out[k] = self._cache[text]
                 self._cache.move_to_end(text)
@@ -153,7 +159,7 @@ class SentenceEncoder:
         return out
 
 
-_SHARED: dict[str, SentenceEncoder] = {}
+_SHARED: dict[tuple[str, str], SentenceEncoder] = {}
 _SHARED_LOCK = threading.Lock()
 _STORE: EmbeddingStore | None = None
 
@@ -168,16 +174,22 @@ def use_store(path: str | Path | None) -> None:
             enc.store = _STORE
 
 
-def shared_encoder(precision: str = "float32") -> SentenceEncoder:
-    """The process's :class:`SentenceEncoder` of ``precision`` (loaded on first use, then shared with its cache)."""
+def shared_encoder(precision: str = "float32", device: str = "cpu") -> SentenceEncoder:
+    """The process's :class:`SentenceEncoder` of ``precision`` on ``device`` ("cpu" or a torch device such as
+    "cuda"; loaded on first use, then shared with its cache)."""
     with _SHARED_LOCK:
-        if precision not in _SHARED:
-            _SHARED[precision] = SentenceEncoder(precision=precision, store=_STORE)
-        return _SHARED[precision]
+        if (precision, device) not in _SHARED:
+            _SHARED[precision, device] = SentenceEncoder(precision=precision, store=_STORE, device=device)
+        return _SHARED[precision, device]
 
 
-def fast_precision() -> str:
-    """The precision of the fast path: "bfloat16" where the CPU computes it natively, else "float32"."""
+def fast_precision(device: str = "cpu") -> str:
+    """The precision of the fast path on ``device`` ("cpu" or "cuda"): "bfloat16" where it computes bf16
+    natively, else "float32"."""
+    if device == "cuda":
+        import torch
+
+        return "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float32"
     from alignment_engine.e5_small import native_bf16
 
     return "bfloat16" if native_bf16() else "float32"

@@ -27,8 +27,8 @@ A warm-up pair is aligned first (lazy imports), outside the timed region.
 checks that the rows are identical to such a dump (exit 1 and the first difference otherwise): the
 before/after check of a speed change.
 
-    python scripts/bench_engine_speed.py --model var/models/default [--limit 25] [--quantize]
-        [--threads N] [--dump rows.json | --compare rows.json] [--profile 30]
+    python scripts/bench_engine_speed.py --model var/models/default [--limit 25] [--quantize] [--device cuda]
+        [--threads N] [--sets ose,ose_all,deplain_dev,ose_dev] [--dump rows.json | --compare rows.json] [--profile 30]
     python scripts/bench_engine_speed.py --model var/models/encoder --train --set emission=encoder+lexical
 """
 
@@ -100,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=25, help="OneStopEnglish articles (2 document pairs each)")
     ap.add_argument("--quantize", action="store_true", help="int8 dynamic quantization of the encoder")
     ap.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: the engine's)")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"),
+                    help="where the CRFs and the sentence encoder run (default cpu)")
     ap.add_argument("--sets", default="ose,deplain_dev,ose_dev", help="which sets to align (also: ose_all)")
     ap.add_argument("--dump", default=None, help="write the predicted rows of every set to this JSON file")
     ap.add_argument("--compare", default=None, help="check the predicted rows against a --dump file")
@@ -124,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         _train(model_dir, _parse_sets(args.set), args.train_limit)
     t0 = time.perf_counter()
-    aligner = CRFAligner.load(model_dir, "cpu", quantize=args.quantize)
+    aligner = CRFAligner.load(model_dir, args.device, quantize=args.quantize)
     load_model_s = time.perf_counter() - t0
 
     sets: dict[str, tuple[list, list | None]] = {}
@@ -143,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     report: dict = {
         "command": " ".join(["python", "scripts/bench_engine_speed.py", *(argv if argv is not None else sys.argv[1:])]),
         "model": str(model_dir), "emission": aligner.config.emission, "decoder": aligner.config.decoder,
-        "quantize": bool(args.quantize), "semantic_precision": aligner.semantic_precision, "torch_threads": torch.get_num_threads(),
+        "quantize": bool(args.quantize), "semantic_precision": aligner.semantic_precision,
+        "device": str(aligner.device), "semantic_device": aligner.semantic_device, "torch_threads": torch.get_num_threads(),
         "load_model_s": round(load_model_s, 2), "sets": {},
     }
     dumped: dict = {}
@@ -153,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         if aligner.config.semantic:  # each set from an empty embedding cache: the warm-up's and other sets' are not free
             from alignment_engine.semantic import shared_encoder
 
-            shared_encoder(aligner.semantic_precision).clear()
+            shared_encoder(aligner.semantic_precision, aligner.semantic_device).clear()
         prof = cProfile.Profile() if (args.profile and name == "ose") else None
         load_before = _load()
         if prof:

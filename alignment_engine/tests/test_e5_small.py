@@ -104,3 +104,18 @@ def test_a_german_paraphrase_is_closer_than_an_unrelated_sentence(model: e5_smal
     e = model.embed(SENTENCES[:4] + SENTENCES[4:5])
     assert e[0] @ e[1] > e[0] @ e[2] + 0.05
     assert e[0] @ e[4] > e[0] @ e[3]  # across languages: the English translation beats German weather
+
+
+def test_the_network_runs_on_the_host_by_default(model: e5_small.E5Small) -> None:
+    assert model.device.type == "cpu"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (a device session)")
+def test_on_a_gpu_the_embeddings_match_the_cpu_ones(model: e5_small.E5Small) -> None:
+    gpu = e5_small.E5Small.load().to("cuda")
+    assert gpu.device.type == "cuda"
+    cpu, on_gpu = model.embed(SENTENCES), gpu.embed(SENTENCES)
+    assert on_gpu.dtype == np.float32 and on_gpu.shape == cpu.shape
+    assert ((cpu * on_gpu).sum(axis=1) > 0.9999).all()
+    fast = gpu.embed(SENTENCES, bf16=True)
+    assert ((cpu * fast).sum(axis=1) > 0.999).all()

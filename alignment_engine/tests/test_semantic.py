@@ -120,7 +120,8 @@ def test_a_quantized_aligner_embeds_in_bf16_only_where_the_cpu_has_it(tmp_path, 
                             transition_hidden=4, semicrf_epochs=1, cv_folds=2)
     meta = json.loads((model_dir / "model.json").read_text(encoding="utf-8"))
     assert meta["config"]["semantic"] and meta["semantic_encoder"] == semantic.ENCODER_NAME
-    assert CRFAligner.load(model_dir, "cpu").semantic_precision == "float32"
+    plain = CRFAligner.load(model_dir, "cpu")
+    assert plain.semantic_precision == "float32" and plain.semantic_device == "cpu"
     monkeypatch.setattr(e5_small, "native_bf16", lambda: True)
     fast = CRFAligner.load(model_dir, "cpu", quantize=True)
     assert fast.semantic_precision == "bfloat16"
@@ -180,3 +181,15 @@ def test_the_module_the_product_imports_at_start_up_stays_light() -> None:
                           text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "LIGHT"
+
+
+def test_encoders_are_shared_per_precision_and_device_and_a_gpu_keeps_its_own_store_keys(monkeypatch) -> None:
+    from alignment_engine import e5_small
+
+    assert semantic.shared_encoder("float32", "cpu") is semantic.shared_encoder()
+    cpu = semantic.SentenceEncoder()
+    assert cpu.device == "cpu" and cpu.store_precision == "float32"
+    monkeypatch.setattr(e5_small.E5Small, "to", lambda self, device: self)  # no GPU here: only the key is checked
+    gpu = semantic.SentenceEncoder(device="cuda", precision="bfloat16")
+    assert gpu.store_precision == "bfloat16@cuda"
+    assert semantic.EmbeddingStore.key(gpu.store_precision, "Satz.") != semantic.EmbeddingStore.key("bfloat16", "Satz.")
