@@ -29,6 +29,7 @@ product sets it) also once across processes and runs (:class:`EmbeddingStore`, a
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -50,6 +51,7 @@ CACHE_SIZE = 100_000
 PRECISIONS = ("float32", "bfloat16")
 #: Keys per SQL statement of the embedding store.
 STORE_CHUNK = 500
+log = logging.getLogger(__name__)
 
 
 class EmbeddingStore:
@@ -127,6 +129,15 @@ class SentenceEncoder:
         self._lock = threading.Lock()
         self.encoded = 0  # sentences run through the encoder (missing from the cache and the store)
 
+    def _drop_store(self, error: Exception) -> dict[bytes, np.ndarray]:
+        """The store is only a cache: when its file cannot be read or written (not a database, disk full, no
+        permission), say so once and go on without it; the embeddings are computed as without a store."""
+        if self.store is not None:
+            log.warning("embedding store %s unusable (%s): going on without it; delete the file to start a new one",
+                        self.store.path, error)
+        self.store = None
+        return {}
+
     def clear(self) -> None:
         """Forget every cached embedding (benchmarks time the encoder, not the cache)."""
         with self._lock:
@@ -139,7 +150,10 @@ class SentenceEncoder:
             todo = sorted({t for t in texts if t not in self._cache})
             if todo and self.store is not None:
                 keys = {t: self.store.key(self.store_precision, t) for t in todo}
-                found = self.store.get(list(keys.values()))
+                try:
+                    found = self.store.get(list(keys.values()))
+                except (sqlite3.Error, OSError) as e:
+                    found = self._drop_store(e)
                 for t in todo:
                     if keys[t] in found:
                         self._cache[t] = found[keys[t]]
@@ -149,8 +163,11 @@ class SentenceEncoder:
                 self._cache.update(zip(todo, vecs, strict=True))
                 self.encoded += len(todo)
                 if self.store is not None:
-                    self.store.put([(self.store.key(self.store_precision, t), v)
-                                    for t, v in zip(todo, vecs, strict=True)])
+                    try:
+                        self.store.put([(self.store.key(self.store_precision, t), v)
+                                        for t, v in zip(todo, vecs, strict=True)])
+                    except (sqlite3.Error, OSError) as e:
+                        self._drop_store(e)
             for k, text in enumerate(texts):
                 out[k] = self._cache[text]
                 self._cache.move_to_end(text)

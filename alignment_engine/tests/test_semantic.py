@@ -193,3 +193,18 @@ def test_encoders_are_shared_per_precision_and_device_and_a_gpu_keeps_its_own_st
     gpu = semantic.SentenceEncoder(device="cuda", precision="bfloat16")
     assert gpu.store_precision == "bfloat16@cuda"
     assert semantic.EmbeddingStore.key(gpu.store_precision, "Satz.") != semantic.EmbeddingStore.key("bfloat16", "Satz.")
+
+
+def test_an_unusable_store_is_dropped_with_a_warning_and_the_embeddings_come_out_the_same(tmp_path, caplog) -> None:
+    """The product points every process at EMBEDDINGS_CACHE; a file that turned into something else (or a full
+    disk) must not fail an alignment: the store is a cache."""
+    texts = ["Der Hund bellt.", "Die Katze schläft."]
+    bad = tmp_path / "emb.sqlite3"
+    bad.write_bytes(b"not a database at all\\n" * 100)
+    enc = semantic.SentenceEncoder(store=semantic.EmbeddingStore(bad))
+    with caplog.at_level("WARNING", logger="alignment_engine.semantic"):
+        got = enc.embed(texts)
+    np.testing.assert_array_equal(got, semantic.SentenceEncoder().embed(texts))
+    assert enc.store is None and enc.encoded == 2
+    assert str(bad) in caplog.text and "going on without it" in caplog.text
+    assert bad.read_bytes().startswith(b"not a database")  # left as it was
