@@ -27,10 +27,10 @@ import numpy as np
 from alignment_engine.crf_aligner import (
     BiCRF,
     build_sequences,
+    config_feature_names,
     decode,
     doc_cell_features,
     doc_paragraph_features,
-    feature_names,
     fit_normalisation,
     prepare_docs,
 )
@@ -55,7 +55,7 @@ dev_docs = prepare_docs(dp, cfg, None)
 norm = fit_normalisation(docs, cfg)
 mean, scale = np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32)
 oof, fold, state = pickle.loads((ROOT / "var" / "oof.pkl").read_bytes())
-model = BiCRF(len(feature_names(cfg.emission, cfg.context_features)), cfg.hidden, cfg.transition_hidden)
+model = BiCRF(len(config_feature_names(cfg)), cfg.hidden, cfg.transition_hidden)
 model.load_state_dict(state)
 model.eval()
 dev_decs = decode(model, {d: build_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}, dev_docs)
