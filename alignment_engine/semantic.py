@@ -28,6 +28,7 @@ product sets it) also once across processes and runs (:class:`EmbeddingStore`, a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import sqlite3
@@ -35,8 +36,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from alignment_engine.e5_small import E5Small
 
 SEMANTIC_FEATURES = (
     "sem_cos", "sem_row_gap", "sem_col_gap",
@@ -103,6 +108,15 @@ class EmbeddingStore:
                              [(k, np.asarray(v, dtype="<f4").tobytes()) for k, v in items])
 
 
+@functools.cache
+def network(device: str = "cpu") -> E5Small:
+    """The process's multilingual-e5-small on ``device``, loaded once: encoders of both precisions share it
+    (precision is a choice of :meth:`E5Small.embed`, not of the weights)."""
+    from alignment_engine.e5_small import E5Small
+
+    return E5Small.load().to(device)
+
+
 class SentenceEncoder:
     """multilingual-e5-small (:class:`alignment_engine.e5_small.E5Small`) with an LRU cache of embeddings by text.
 
@@ -112,8 +126,6 @@ class SentenceEncoder:
 
     def __init__(self, cache_size: int = CACHE_SIZE, precision: str = "float32",
                  store: EmbeddingStore | None = None, device: str = "cpu") -> None:
-        from alignment_engine.e5_small import E5Small
-
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         self.precision = precision
@@ -121,22 +133,18 @@ class SentenceEncoder:
         # the store's key: a GPU's vectors differ from the CPU's in the last bits, so they are kept apart
         self.store_precision = precision if device == "cpu" else f"{precision}@{device}"
         self.store = store  # embeddings on disk behind the in-memory cache (use_store)
-        self._model = E5Small.load()
-        if device != "cpu":
-            self._model.to(device)
+        self._model = network(device)
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._size = cache_size
         self._lock = threading.Lock()
         self.encoded = 0  # sentences run through the encoder (missing from the cache and the store)
 
-    def _drop_store(self, error: Exception) -> dict[bytes, np.ndarray]:
+    def _drop_store(self, store: EmbeddingStore, error: Exception) -> None:
         """The store is only a cache: when its file cannot be read or written (not a database, disk full, no
         permission), say so once and go on without it; the embeddings are computed as without a store."""
-        if self.store is not None:
-            log.warning("embedding store %s unusable (%s): going on without it; delete the file to start a new one",
-                        self.store.path, error)
+        log.warning("embedding store %s unusable (%s): going on without it; delete the file to start a new one",
+                    store.path, error)
         self.store = None
-        return {}
 
     def clear(self) -> None:
         """Forget every cached embedding (benchmarks time the encoder, not the cache)."""
@@ -148,12 +156,14 @@ class SentenceEncoder:
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         with self._lock:
             todo = sorted({t for t in texts if t not in self._cache})
-            if todo and self.store is not None:
-                keys = {t: self.store.key(self.store_precision, t) for t in todo}
+            store = self.store
+            keys = {t: EmbeddingStore.key(self.store_precision, t) for t in todo} if store is not None else {}
+            if todo and store is not None:
                 try:
-                    found = self.store.get(list(keys.values()))
+                    found = store.get(list(keys.values()))
                 except (sqlite3.Error, OSError) as e:
-                    found = self._drop_store(e)
+                    self._drop_store(store, e)
+                    found, store = {}, None
                 for t in todo:
                     if keys[t] in found:
                         self._cache[t] = found[keys[t]]
@@ -162,12 +172,11 @@ class SentenceEncoder:
                 vecs = self._model.embed(todo, bf16=self.precision == "bfloat16")
                 self._cache.update(zip(todo, vecs, strict=True))
                 self.encoded += len(todo)
-                if self.store is not None:
+                if store is not None:
                     try:
-                        self.store.put([(self.store.key(self.store_precision, t), v)
-                                        for t, v in zip(todo, vecs, strict=True)])
+                        store.put([(keys[t], v) for t, v in zip(todo, vecs, strict=True)])
                     except (sqlite3.Error, OSError) as e:
-                        self._drop_store(e)
+                        self._drop_store(store, e)
             for k, text in enumerate(texts):
                 out[k] = self._cache[text]
                 self._cache.move_to_end(text)
@@ -181,12 +190,12 @@ _SHARED_LOCK = threading.Lock()
 _STORE: EmbeddingStore | None = None
 
 
-def use_store(path: str | Path | None) -> None:
-    """Keep the process's embeddings in the SQLite file ``path`` too (None: in memory only). The product
-    points it at ``EMBEDDINGS_CACHE`` (``VAR_DIR/embeddings.sqlite3``); the engine alone keeps none."""
+def use_store(path: str | Path | EmbeddingStore | None) -> None:
+    """Keep the process's embeddings in the SQLite file ``path`` (or that store) too (None: in memory only). The
+    product points it at ``EMBEDDINGS_CACHE`` (``VAR_DIR/embeddings.sqlite3``); the engine alone keeps none."""
     global _STORE
     with _SHARED_LOCK:
-        _STORE = EmbeddingStore(path) if path else None
+        _STORE = path if isinstance(path, EmbeddingStore) else EmbeddingStore(path) if path else None
         for enc in _SHARED.values():
             enc.store = _STORE
 

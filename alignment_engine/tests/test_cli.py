@@ -197,7 +197,7 @@ def test_embeddings_cache_lets_a_second_align_embed_nothing_and_write_the_same_r
             outputs.append(out.read_text(encoding="utf-8"))
             encoded.append(encoder.encoded - start)
     finally:
-        semantic.use_store(before.path if before else None)
+        semantic.use_store(before)
     assert encoded == [len(texts), 0]
     assert outputs[0] and outputs[0] == outputs[1]
     import sqlite3
@@ -218,7 +218,7 @@ def test_an_embeddings_cache_that_is_not_one_is_an_input_error_naming_it(pairs_f
                      "--embeddings-cache", str(bad)]) == 2
         assert semantic._STORE is before  # the bad file was never installed
     finally:
-        semantic.use_store(before.path if before else None)
+        semantic.use_store(before)
     err = capsys.readouterr().err
     assert str(bad) in err and "embeddings cache" in err and "Traceback" not in err
     assert not out.exists()

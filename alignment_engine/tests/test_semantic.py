@@ -163,7 +163,7 @@ def test_use_store_reaches_the_shared_encoders(tmp_path) -> None:
         semantic.use_store(None)
         assert enc.store is None
     finally:
-        semantic.use_store(before.path if before else None)
+        semantic.use_store(before)
 
 
 def test_the_module_the_product_imports_at_start_up_stays_light() -> None:
@@ -184,12 +184,11 @@ def test_the_module_the_product_imports_at_start_up_stays_light() -> None:
 
 
 def test_encoders_are_shared_per_precision_and_device_and_a_gpu_keeps_its_own_store_keys(monkeypatch) -> None:
-    from alignment_engine import e5_small
-
     assert semantic.shared_encoder("float32", "cpu") is semantic.shared_encoder()
     cpu = semantic.SentenceEncoder()
     assert cpu.device == "cpu" and cpu.store_precision == "float32"
-    monkeypatch.setattr(e5_small.E5Small, "to", lambda self, device: self)  # no GPU here: only the key is checked
+    assert cpu._model is semantic.network("cpu") is semantic.SentenceEncoder(precision="bfloat16")._model  # loaded once
+    monkeypatch.setattr(semantic, "network", lambda device: cpu._model)  # no GPU here: only the key is checked
     gpu = semantic.SentenceEncoder(device="cuda", precision="bfloat16")
     assert gpu.store_precision == "bfloat16@cuda"
     assert semantic.EmbeddingStore.key(gpu.store_precision, "Satz.") != semantic.EmbeddingStore.key("bfloat16", "Satz.")
