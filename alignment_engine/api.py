@@ -97,8 +97,9 @@ def load_aligner(method: str = DEFAULT_METHOD, model_dir: str | Path | None = No
                  threshold: float | None = None, quantize: bool = False) -> Aligner:
     """An aligner by method name (see :data:`METHODS`); ``model_dir`` for ``crf`` and optionally ``lr``/baselines.
 
-    ``quantize`` (crf on CPU): int8 dynamic quantization of the cross-encoder, about 1.8x faster
-    (docs/engine-results.md) for a small change in scores."""
+    ``quantize`` (crf): int8 dynamic quantization of a cross-encoder (CPU), about 1.8x faster, and the semantic
+    channels' sentence encoder in bf16 where the device computes bf16 natively (float32 elsewhere), about 1.7x
+    more document pairs/s (docs/engine-results.md); scores change slightly."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     if method == "crf":

@@ -159,6 +159,10 @@ def cmd_align(args: argparse.Namespace) -> int:
             aligner.threshold = args.threshold  # type: ignore[attr-defined]
     else:
         aligner = api.load_aligner(method, args.model, args.device, threshold=args.threshold, quantize=args.quantize)
+        if args.quantize and getattr(aligner, "semantic_precision", None) == "float32" and \
+                getattr(getattr(aligner, "config", None), "semantic", False):
+            print("note: --quantize leaves the sentence encoder in float32 here: this device computes no bf16 "
+                  "natively (docs/engine.md)", file=sys.stderr)
     progress = Progress(f"align ({method})", not args.quiet)
     start = time.perf_counter()
     try:

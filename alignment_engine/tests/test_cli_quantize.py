@@ -1,8 +1,11 @@
-"""`align --quantize` runs a trained CRF with the int8 cross-encoder and writes the same pairs format."""
+"""`align --quantize` runs a trained CRF with the int8 cross-encoder and writes the same pairs format; where the
+CPU has no native bf16 it says that the sentence encoder stays float32."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from alignment_engine.cli import main
 from alignment_engine.io import read_alignment_tsv, write_pairs_jsonl
@@ -10,7 +13,11 @@ from alignment_engine.tests.test_training import _tiny
 from alignment_engine.training import train_model
 
 
-def test_align_with_quantized_encoder(tmp_path: Path) -> None:
+def test_align_with_quantized_encoder(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from alignment_engine import e5_small
+
+    monkeypatch.setattr(e5_small, "native_bf16", lambda: False)
     pairs, gold = _tiny()
     model_dir = train_model(
         pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu",
@@ -22,8 +29,11 @@ def test_align_with_quantized_encoder(tmp_path: Path) -> None:
         out = tmp_path / f"{name}.tsv"
         argv = ["align", "--input", str(tmp_path / "pairs.jsonl"), "--output", str(out),
                 "--model", str(model_dir), "--device", "cpu", *extra]
+        capsys.readouterr()
         assert main(argv) == 0
         outputs[name] = read_alignment_tsv(out)
+        said = capsys.readouterr().err
+        assert ("sentence encoder in float32" in said) == bool(extra), said  # the model has semantic channels
     for rows in outputs.values():
         assert rows, "the aligner found no pair at all"
         assert all(r.label in ("aligned", "partialAligned") for r in rows)
