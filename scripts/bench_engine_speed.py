@@ -47,7 +47,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SHARED = ROOT.parent / "shared" / "data"
+#: The corpora (``../shared/data``; ``SHARED_DATA`` names another folder, as on a lent GPU machine: scripts/device_kit.py).
+SHARED = Path(os.environ.get("SHARED_DATA") or ROOT.parent / "shared" / "data")
 DEFAULT_TEXTS = SHARED / "onestopenglish" / "texts"
 DEPLAIN = SHARED / "deplain-web"
 OSE_DEV = SHARED / "onestopenglish-gold-dev"

