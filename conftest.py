@@ -32,8 +32,8 @@ def make_user(db):  # type: ignore[no-untyped-def]
 
     from accounts.roles import Role, grant
 
-    def make(username: str, role: str | None = None, password: str = "pw-for-tests-1"):  # type: ignore[no-untyped-def]
-        user = get_user_model().objects.create_user(username=username, password=password)
+    def make(username: str, role: str | None = None, password: str = "pw-for-tests-1", **fields):  # type: ignore[no-untyped-def]
+        user = get_user_model().objects.create_user(username=username, password=password, **fields)
         if role:
             grant(user, Role(role))
         return user

@@ -200,12 +200,14 @@ def use_embeddings_cache(path: str | Path | None) -> None:
 
     from alignment_engine import semantic
 
-    store = None if path is None else semantic.EmbeddingStore(path)
-    if store is not None:
-        try:
-            store.check()
-        except (sqlite3.Error, OSError) as e:
-            raise InputError(f"{path}: not a usable embeddings cache ({e})") from e
+    if path is None:
+        semantic.use_store(None)
+        return
+    store = semantic.EmbeddingStore(path)
+    try:
+        store.check()
+    except (sqlite3.Error, OSError) as e:
+        raise InputError(f"{path}: not a usable embeddings cache ({e})") from e
     semantic.use_store(store)  # the store checked, with its open connection
 
 

@@ -146,6 +146,13 @@ def _parse_value(text: str) -> object:
         return text
 
 
+def _semantic_stays_float32(aligner: api.Aligner) -> bool:
+    """A CRF with semantic channels whose sentence encoder found no bf16 fast path (``--quantize``)."""
+    from alignment_engine.crf_aligner import CRFAligner  # already imported by load_aligner for crf
+
+    return isinstance(aligner, CRFAligner) and aligner.config.semantic and aligner.semantic_precision == "float32"
+
+
 def cmd_align(args: argparse.Namespace) -> int:
     pairs = read_pairs_jsonl(args.input)
     if args.embeddings_cache:
@@ -159,8 +166,7 @@ def cmd_align(args: argparse.Namespace) -> int:
             aligner.threshold = args.threshold  # type: ignore[attr-defined]
     else:
         aligner = api.load_aligner(method, args.model, args.device, threshold=args.threshold, quantize=args.quantize)
-        if args.quantize and getattr(aligner, "semantic_precision", None) == "float32" and \
-                getattr(getattr(aligner, "config", None), "semantic", False):
+        if args.quantize and method == "crf" and _semantic_stays_float32(aligner):
             print("note: --quantize leaves the sentence encoder in float32 here: this device computes no bf16 "
                   "natively (docs/engine.md)", file=sys.stderr)
     progress = Progress(f"align ({method})", not args.quiet)

@@ -202,9 +202,15 @@ def read_leveled_document(path: str | Path, language: str = "en") -> list[list[s
     return [p for p in paras if p]
 
 
+#: OneStopEnglish's adjacent levels (complex, simple), :func:`onestop_pairs`' default.
+ONESTOP_ADJACENT = (("adv", "int"), ("int", "ele"))
+#: Every two levels of an article, as Newsela-Auto pairs them.
+ONESTOP_ALL_LEVELS = (("adv", "int"), ("adv", "ele"), ("int", "ele"))
+
+
 def onestop_pairs(
     texts_dir: str | Path,
-    combos: Sequence[tuple[str, str]] = (("adv", "int"), ("int", "ele")),
+    combos: Sequence[tuple[str, str]] = ONESTOP_ADJACENT,
     int_folder: str = "int-utf8",
     limit: int | None = None,
 ) -> list[DocPair]:

@@ -52,8 +52,6 @@ SHARED = Path(os.environ.get("SHARED_DATA") or ROOT.parent / "shared" / "data")
 DEFAULT_TEXTS = SHARED / "onestopenglish" / "texts"
 DEPLAIN = SHARED / "deplain-web"
 OSE_DEV = SHARED / "onestopenglish-gold-dev"
-#: Every two levels of a OneStopEnglish article (complex, simple): the ``ose_all`` set.
-ALL_LEVELS = (("adv", "int"), ("adv", "ele"), ("int", "ele"))
 
 
 def _load() -> list[float]:
@@ -117,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     from alignment_engine.crf_aligner import CRFAligner
     from alignment_engine.evaluation import evaluate
-    from alignment_engine.io import onestop_pairs, read_alignment_tsv, read_pairs_jsonl
+    from alignment_engine.io import ONESTOP_ALL_LEVELS, onestop_pairs, read_alignment_tsv, read_pairs_jsonl
 
     model_dir = Path(args.model)
     load_start = _load()
@@ -135,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     if "ose" in wanted:
         sets["ose"] = (onestop_pairs(args.texts, limit=args.limit), None)
     if "ose_all" in wanted:
-        sets["ose_all"] = (onestop_pairs(args.texts, ALL_LEVELS, limit=args.limit), None)
+        sets["ose_all"] = (onestop_pairs(args.texts, ONESTOP_ALL_LEVELS, limit=args.limit), None)
     if "deplain_dev" in wanted:
         sets["deplain_dev"] = (read_pairs_jsonl(DEPLAIN / "dev_pairs.jsonl"), read_alignment_tsv(DEPLAIN / "dev_gold.tsv"))
     if "ose_dev" in wanted:

@@ -40,7 +40,8 @@ SHARED = ROOT.parent / "shared" / "data"
 CORPORA = ("deplain-web", "onestopenglish", "onestopenglish-gold-dev")
 WHEELS = ("pysbd", "scikit-learn")  # at requirements.txt's pins
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
-LIMIT_MIB = 64
+LIMIT_MIB = 64  # what one call carries, the working tree (about 3.5 MiB today) included
+TREE_MIB = 8  # left to the working tree
 
 RUN_SH = """#!/usr/bin/env bash
 # Unpack the kit into /tmp and run scripts/bench_engine_speed.py with the model of the kit and these options.
@@ -77,9 +78,9 @@ def pinned(name: str) -> str:
 def benchmark_texts() -> list[str]:
     """Every sentence the benchmark's sets can embed: all OneStopEnglish articles at every two levels, DEplain-web
     train and dev, the OneStopEnglish gold dev."""
-    from alignment_engine.io import onestop_pairs, read_pairs_jsonl
+    from alignment_engine.io import ONESTOP_ALL_LEVELS, onestop_pairs, read_pairs_jsonl
 
-    pairs = onestop_pairs(SHARED / "onestopenglish" / "texts", (("adv", "int"), ("adv", "ele"), ("int", "ele")))
+    pairs = onestop_pairs(SHARED / "onestopenglish" / "texts", ONESTOP_ALL_LEVELS)
     for path in (SHARED / "deplain-web" / "train_pairs.jsonl", SHARED / "deplain-web" / "dev_pairs.jsonl",
                  SHARED / "onestopenglish-gold-dev" / "dev_pairs.jsonl"):
         pairs += read_pairs_jsonl(path)
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file()) / 2**20
     print(f"{out}: {len(texts)} sentences, {kept} word rows kept; {size:.1f} MiB "
           f"(a call carries at most {LIMIT_MIB} MiB with the working tree)")
-    return 0 if size < LIMIT_MIB - 8 else 1
+    return 0 if size < LIMIT_MIB - TREE_MIB else 1
 
 
 if __name__ == "__main__":

@@ -41,23 +41,13 @@ def answer(job: LabelingJob, user, n: int, seconds: float, wrong_tests: bool = F
     return done
 
 
-def annotator_with_id(username: str, pk: int):  # type: ignore[no-untyped-def]
-    from django.contrib.auth import get_user_model
-
-    from accounts.roles import Role, grant
-
-    user = get_user_model().objects.create_user(id=pk, username=username, password="pw-for-tests-1")
-    grant(user, Role.ANNOTATOR)
-    return user
-
-
-def test_ledger_recounts_rows_and_prices_them():
+def test_ledger_recounts_rows_and_prices_them(make_user):
     job = make_job(every=3, min_tests=3, threshold=0.85, n_articles=3)
     LabelingJob.objects.filter(pk=job.pk).update(pay_per_judgment=Decimal("0.05"), pay_per_hour=Decimal("12"), currency="EUR")
     job.refresh_from_db()
     # fixed ids: serving draws from (job seed, user id, count), and ids from a sequence depend on which tests ran
     # before (under some orders the bad annotator drew three test questions first and had no judgment to discard)
-    good, bad = annotator_with_id("good", 900_001), annotator_with_id("bad", 900_002)
+    good, bad = make_user("good", "annotator", id=900_001), make_user("bad", "annotator", id=900_002)
     answer(job, good, 10, 15.0)
     answer(job, bad, 30, 11.0, wrong_tests=True)
     assert Membership.objects.get(job=job, annotator=bad).removed
