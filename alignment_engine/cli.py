@@ -147,7 +147,8 @@ def _parse_value(text: str) -> object:
 
 
 def _semantic_stays_float32(aligner: api.Aligner) -> bool:
-    """A CRF with semantic channels whose sentence encoder found no bf16 fast path (``--quantize``)."""
+    """A CRF with semantic channels whose sentence encoder found no faster precision (``--quantize``: bf16 where the
+    device has it natively, int8 on other CPUs where ONNX Runtime is installed)."""
     from alignment_engine.crf_aligner import CRFAligner  # already imported by load_aligner for crf
 
     return isinstance(aligner, CRFAligner) and aligner.config.semantic and aligner.semantic_precision == "float32"
@@ -168,7 +169,7 @@ def cmd_align(args: argparse.Namespace) -> int:
         aligner = api.load_aligner(method, args.model, args.device, threshold=args.threshold, quantize=args.quantize)
         if args.quantize and method == "crf" and _semantic_stays_float32(aligner):
             print("note: --quantize leaves the sentence encoder in float32 here: this device computes no bf16 "
-                  "natively (docs/engine.md)", file=sys.stderr)
+                  "natively and int8 needs the CPU and ONNX Runtime (docs/engine.md)", file=sys.stderr)
     progress = Progress(f"align ({method})", not args.quiet)
     start = time.perf_counter()
     try:

@@ -531,17 +531,20 @@ class CRFAligner:
         self.device = device
         self.timings: dict[str, float] = {}
         self.counters: dict[str, int] = {}
-        self.semantic_precision = "float32"  # load(quantize=True): the sentence encoder's fast path
-        self.semantic_device = device.type  # where the sentence encoder runs: with the CRFs
+        self.semantic_precision = config.semantic_precision  # load(quantize=True): the sentence encoder's fast path
+        # where the sentence encoder runs: with the CRFs (int8 runs on the CPU only)
+        self.semantic_device = device.type if config.semantic_precision == "float32" else "cpu"
         self.chunk_size = CHUNK_DOCS
         self.chunk_cells = CHUNK_CELLS
         self.crf_batch = CRF_INFERENCE_BATCH
 
     @classmethod
     def load(cls, model_dir: str | Path, device: str = "auto", quantize: bool = False) -> CRFAligner:
-        """Load a model directory; ``quantize=True`` runs the cross-encoder int8-quantized (CPU) and the semantic
-        channels' sentence encoder in bf16 where the device has it natively (faster, slightly different scores).
-        On a GPU (``device`` "cuda") the sentence encoder runs there too."""
+        """Load a model directory; ``quantize=True`` runs the cross-encoder int8-quantized (CPU) and, for a model
+        trained in float32, the semantic channels' sentence encoder in its fast precision
+        (:func:`alignment_engine.semantic.fast_precision`: bf16 where the device has it natively, else int8 on a
+        CPU; faster, slightly different scores). On a GPU (``device`` "cuda") the sentence encoder of a float32
+        model runs there too; an int8 one runs on the CPU."""
         from alignment_engine import model_store
         from alignment_engine.encoders import CrossEncoder, configure_threads, resolve_device
 
@@ -571,7 +574,7 @@ class CRFAligner:
                 raise ModelError(f"{Path(model_dir) / model_store.DECODER_FILE}: not a learned decoder")
             decoder = stored
         aligner = cls(model, encoder, config, meta["normalisation"], meta["thresholds"], dev, decoder, semi_model)
-        if quantize and config.semantic:
+        if quantize and config.semantic and config.semantic_precision == "float32":
             from alignment_engine.semantic import fast_precision
 
             aligner.semantic_precision = fast_precision(dev.type)
@@ -748,12 +751,12 @@ def prepare_docs(
     timings: dict[str, float] | None = None,
     counters: dict[str, int] | None = None,
     enc_cache: dict[tuple[str, str], float] | None = None,
-    semantic_precision: str = "float32",
+    semantic_precision: str | None = None,
     semantic_device: str = "cpu",
 ) -> list[DocData]:
     """Features (and encoder scores of candidate cells) of each pair; ``semantic_precision`` / ``semantic_device``:
-    the sentence encoder's (:data:`alignment_engine.semantic.PRECISIONS`; models are trained in float32, on the
-    CPU, whatever device trains the CRFs)."""
+    the sentence encoder's (:data:`alignment_engine.e5_small.PRECISIONS`, default ``config.semantic_precision``;
+    models are trained in their config's precision on the CPU, whatever device trains the CRFs)."""
     timings = {} if timings is None else timings
     counters = {} if counters is None else counters
     docs: list[DocData] = []
@@ -762,7 +765,7 @@ def prepare_docs(
         from alignment_engine.semantic import shared_encoder
 
         t0 = time.perf_counter()
-        sentence_encoder = shared_encoder(semantic_precision, semantic_device)
+        sentence_encoder = shared_encoder(semantic_precision or config.semantic_precision, semantic_device)
         before = sentence_encoder.encoded
         texts = dict.fromkeys(t for p in pairs for t in (*p.simple_sentences(), *p.complex_sentences()))
         sentence_encoder.embed(list(texts))

@@ -19,6 +19,8 @@ UNITS = ("document", "paragraph")
 PARAGRAPH_MODES = ("none", "predicted", "gold")
 GOLD_TARGETS = ("best", "any")
 CRF_OPTIMIZERS = ("adam", "lbfgs")
+#: What a model's sentence encoder may compute in (e5_small.PRECISIONS less bf16, which only some CPUs have natively).
+SEMANTIC_PRECISIONS = ("float32", "int8")
 DECODERS = ("learned", "rule")
 
 #: Keys older model.json files carry in "config" that are not options (kept elsewhere now).
@@ -44,6 +46,8 @@ class CRFConfig:
     span_emission_widths: tuple[int, int] = (6, 3)  # longest runs of simple / complex sentences
     semantic: bool = True  # multilingual sentence-encoder channels (semantic.SEMANTIC_FEATURES: e5 cosines of the
     #                         cell, its neighbours and runs) in the emission and the decoder
+    semantic_precision: str = "float32"  # what the sentence encoder computes in, in training and alignment:
+    #                                      "float32" or "int8" (e5_int8: about 1.6x faster on AVX2; Round 15)
     semicrf: bool = True  # learned decoder: a semi-Markov CRF over span labels (semicrf.py; runs of at most
     #                       span_emission_widths) is cross-fitted too and its decodings are extra cell channels
     #                       (off by itself with decoder="rule", which cannot read them)
@@ -87,6 +91,9 @@ class CRFConfig:
             value = getattr(self, name)
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        if self.semantic_precision not in SEMANTIC_PRECISIONS:
+            raise ValueError(f"semantic_precision must be one of {', '.join(SEMANTIC_PRECISIONS)}, "
+                             f"got {self.semantic_precision!r}")
         if self.paragraph_algorithm not in ("news", "wikipedia"):
             raise ValueError(f"paragraph_algorithm must be news or wikipedia, got {self.paragraph_algorithm!r}")
 
@@ -125,7 +132,7 @@ class CRFConfig:
 #: config without the key means this, whatever today's default is (``to_dict`` writes every option, so a
 #: model written since has the key).
 ADDED_LATER: dict[str, Any] = {"span_emission": False, "semicrf": False, "decoder_rounds": 1, "refit_with_dev": False,
-                               "semantic": False}
+                               "semantic": False, "semantic_precision": "float32"}
 
 #: What a format-1 model (written before these options existed) was trained with.
 FORMAT_1_BASE: dict[str, Any] = {"context_features": False, "decoder": "rule", "paragraph_step": False,

@@ -9,10 +9,13 @@ per second on one core of this machine. This module reads that file and runs the
 
 - the Linear layers hold the dequantized 4-bit weights in float32 (49 to 79 sentences per CPU-second on this
   machine in the benchmarks of Round 12, against 25.8 for the C engine); the word embedding stays 4-bit and only
-  a batch's rows are dequantized. bf16 autocast (``embed(bf16=True)``: about 1.8 times as fast, a cosine of .99998 to
+  a batch's rows are dequantized. bf16 autocast (``embed(precision="bfloat16")``: about 1.8 times as fast, a cosine of .99998 to
   float32; measured batched, 106/s) is the opt-in fast
   path of ``align --quantize`` on CPUs with native bf16 only (:func:`native_bf16`; elsewhere it is emulated and
-  slow); models are trained in float32. Measured and not used (docs/engine-results.md, Round 12): int8 dynamic
+  slow). ``embed(precision="int8")`` runs the layers through ONNX Runtime with int8 matrix products whose
+  activations are scaled per row (:mod:`alignment_engine.e5_int8`: about 1.6 times as fast on an AVX2 CPU, a
+  cosine of about .999, still independent of the batch), the fast path elsewhere and a training option
+  (``semantic_precision``). Measured and not used (docs/engine-results.md, Round 12): torch's int8 dynamic
   quantization (140/s, but a cosine of only .98 to the C engine, and each text's result depends on the others
   in its batch, whose activations share one scale);
 - the tokenizer is the C engine's, line for line (:class:`Tokenizer`): the per-codepoint normalisation
@@ -39,12 +42,16 @@ import struct
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 from torch import nn
 
 from alignment_engine.errors import ModelError
+
+if TYPE_CHECKING:
+    from alignment_engine.e5_int8 import Int8Layers
 
 QK = 32  # weights per Q4_0 block
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
@@ -54,6 +61,8 @@ MAX_POSITIONS = 512
 SAME_LENGTH_BATCH = 64
 #: Texts of one token length per forward pass on a GPU (issue 12's length-bucketed batches of 1,024).
 GPU_BATCH = 1024
+#: What :meth:`E5Small.embed` computes in: float32 (what models are trained with), bf16 autocast, int8 layers.
+PRECISIONS = ("float32", "bfloat16", "int8")
 
 
 def model_path() -> Path:
@@ -279,7 +288,7 @@ class E5Small(nn.Module):
         w = weights.tensors
         self.tokenizer = tokenizer
         self.word = weights.word
-        self.hidden = weights.hidden
+        self.hidden, self.heads, self.eps = weights.hidden, weights.heads, weights.eps
         self.pos = nn.Parameter(torch.from_numpy(w["emb.pos"].reshape(-1, self.hidden)), requires_grad=False)
         self.type0 = nn.Parameter(torch.from_numpy(w["emb.type"][: self.hidden].copy()), requires_grad=False)
         self.eln = nn.LayerNorm(self.hidden, eps=weights.eps)
@@ -294,6 +303,7 @@ class E5Small(nn.Module):
                     mod.weight.copy_(torch.from_numpy(w[f"l{i}.{name}.w"]).view_as(mod.weight))
                     mod.bias.copy_(torch.from_numpy(w[f"l{i}.{name}.b"]))
         self.eval()
+        self._int8: Int8Layers | None = None
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> E5Small:
@@ -309,33 +319,56 @@ class E5Small(nn.Module):
         memory, 4-bit, and a batch's rows go to the device dequantized)."""
         return self.pos.device
 
-    def _forward(self, ids: np.ndarray) -> np.ndarray:
-        """(B, hidden) embeddings of B token sequences of one length (no padding, no mask): the layers, then the
-        mean over the tokens."""
+    def _forward(self, ids: np.ndarray, int8: bool = False) -> np.ndarray:
+        """(B, hidden) embeddings of B token sequences of one length (no padding, no mask): the layers (``int8``:
+        through :class:`alignment_engine.e5_int8.Int8Layers`), then the mean over the tokens."""
         b, t = ids.shape
         words = dequantize(self.word[ids.ravel()], self.hidden).reshape(b, t, self.hidden)
         x = self.eln(torch.from_numpy(words).to(self.device) + self.pos[:t][None] + self.type0)
-        for layer in self.layers:
-            x = layer(x, None)
+        if int8:
+            x = torch.from_numpy(self.int8_layers()(x.numpy()))
+        else:
+            for layer in self.layers:
+                x = layer(x, None)
         return torch.nn.functional.normalize(x.mean(dim=1).float(), dim=-1).cpu().numpy()
 
+    def int8_layers(self) -> Int8Layers:
+        """The layers with int8 matrix products (built on first use, about a second)."""
+        if self._int8 is None:
+            from alignment_engine.e5_int8 import Int8Layers
+
+            tensors = {f"l{i}.{name}.{part}": getattr(getattr(layer, name), kind).detach().cpu().numpy()
+                       for i, layer in enumerate(self.layers)
+                       for name in ("q", "k", "v", "ao", "fi", "fo", "aln", "oln")
+                       for part, kind in (("w", "weight"), ("b", "bias"))}
+            self._int8 = Int8Layers(tensors, len(self.layers), self.hidden, self.heads, self.eps)
+        return self._int8
+
     @torch.inference_mode()
-    def embed(self, texts: list[str], prefix: str = "query: ", bf16: bool = False) -> np.ndarray:
-        """(len(texts), hidden) embeddings; e5 wants ``query: `` on both sides of a symmetric task. ``bf16``:
-        the matrix products under bf16 autocast (about 1.8 times as fast on a CPU with native bf16, a cosine of
-        .99998 to float32; slow where the CPU lacks it: see :func:`native_bf16`). On a GPU (:attr:`device`) the
-        same batches of one token length, up to :data:`GPU_BATCH` texts each (not measured on a GPU yet)."""
+    def embed(self, texts: list[str], prefix: str = "query: ", precision: str = "float32") -> np.ndarray:
+        """(len(texts), hidden) embeddings; e5 wants ``query: `` on both sides of a symmetric task. ``precision``:
+        "float32"; "bfloat16", the matrix products under bf16 autocast (about 1.8 times as fast on a CPU with
+        native bf16, a cosine of .99998 to float32; slow where the CPU lacks it: see :func:`native_bf16`); "int8",
+        the layers through :mod:`alignment_engine.e5_int8` (CPU only; about 1.6 times as fast on AVX2, a cosine of
+        about .999). On a GPU (:attr:`device`) the same batches of one token length, up to :data:`GPU_BATCH` texts
+        each (not measured on a GPU yet)."""
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         kind = self.device.type
+        if precision == "int8" and kind != "cpu":
+            raise ValueError(f"int8 embeddings run on the CPU only, not on {kind}")
         before = torch.get_num_threads()
         if kind == "cpu":
             torch.set_num_threads(1)  # one thread: with two, a row's sums depend on the batch's size (module docstring)
         try:
+            bf16 = precision == "bfloat16"
             with torch.autocast(kind, dtype=torch.bfloat16) if bf16 else nullcontext():
-                return self._embed(texts, prefix, SAME_LENGTH_BATCH if kind == "cpu" else GPU_BATCH)
+                return self._embed(texts, prefix, SAME_LENGTH_BATCH if kind == "cpu" else GPU_BATCH,
+                                   precision == "int8")
         finally:
             torch.set_num_threads(before)
 
-    def _embed(self, texts: list[str], prefix: str, batch: int) -> np.ndarray:
+    def _embed(self, texts: list[str], prefix: str, batch: int, int8: bool) -> np.ndarray:
         out = np.zeros((len(texts), self.hidden), dtype=np.float32)
         by_length: dict[int, list[int]] = {}
         toks = [self.ids(t, prefix) for t in texts]
@@ -344,5 +377,5 @@ class E5Small(nn.Module):
         for group in by_length.values():  # texts of one token length together: no padding (module docstring)
             for start in range(0, len(group), batch):
                 idx = group[start:start + batch]
-                out[idx] = self._forward(np.asarray([toks[k] for k in idx], dtype=np.int64))
+                out[idx] = self._forward(np.asarray([toks[k] for k in idx], dtype=np.int64), int8)
         return out

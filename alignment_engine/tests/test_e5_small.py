@@ -117,7 +117,7 @@ def test_on_a_gpu_the_embeddings_match_the_cpu_ones(model: e5_small.E5Small) -> 
     cpu, on_gpu = model.embed(SENTENCES), gpu.embed(SENTENCES)
     assert on_gpu.dtype == np.float32 and on_gpu.shape == cpu.shape
     assert ((cpu * on_gpu).sum(axis=1) > 0.9999).all()
-    fast = gpu.embed(SENTENCES, bf16=True)
+    fast = gpu.embed(SENTENCES, precision="bfloat16")
     assert ((cpu * fast).sum(axis=1) > 0.999).all()
 
 
@@ -143,3 +143,36 @@ def test_a_pruned_copy_embeds_its_texts_exactly_and_zeroes_the_other_rows(model:
     assert rows.any(axis=1).sum() == kept  # every other row is zero
     np.testing.assert_array_equal(pruned.embed(kept_texts), model.embed(kept_texts))
     assert float(pruned.embed([other])[0] @ model.embed([other])[0]) < 0.99  # its words are gone
+
+
+def test_int8_layers_stay_close_to_float32_and_each_text_gets_its_own_pass(model: e5_small.E5Small) -> None:
+    pytest.importorskip("onnxruntime")
+    texts = [f"Nummer {k} ist hier." for k in range(1, 10)] + SENTENCES
+    fp32 = model.embed(texts)
+    int8 = model.embed(texts, precision="int8")
+    assert int8.dtype == np.float32 and int8.shape == fp32.shape
+    np.testing.assert_allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-5)
+    cos = (fp32 * int8).sum(axis=1)
+    assert cos.min() > 0.995, cos  # per-row int8 activations, 7-bit weights: about .999 (e5_int8's docstring)
+    assert not np.array_equal(fp32, int8)  # the int8 path really ran
+    alone = np.stack([model.embed([t], precision="int8")[0] for t in texts])
+    np.testing.assert_array_equal(int8, alone)  # each row has its own scale: the batch changes nothing
+    e = int8[len(texts) - len(SENTENCES):]
+    assert e[0] @ e[1] > e[0] @ e[2] + 0.05  # still a sentence encoder: the paraphrase beats the unrelated one
+
+
+def test_an_unknown_precision_is_refused(model: e5_small.E5Small) -> None:
+    with pytest.raises(ValueError, match="precision must be one of float32, bfloat16, int8"):
+        model.embed(["Hallo."], precision="int4")
+
+
+def test_weights_are_quantized_per_output_channel_to_seven_bits() -> None:
+    from alignment_engine.e5_int8 import WEIGHT_MAX, quantize_weight
+
+    w = np.array([[0.5, -1.0, 0.25], [0.0, 0.0, 0.0], [3.0, 1.0, -2.0]], dtype=np.float32)
+    q, scale = quantize_weight(w)
+    assert q.dtype == np.int8 and q.shape == (3, 3)  # (in, out): the product's right-hand side
+    assert np.abs(q).max() == WEIGHT_MAX == 63  # 7 bits: uint8 x int8 pair sums never saturate 16 bits
+    np.testing.assert_allclose(scale, [1.0 / 63, 1.0, 3.0 / 63], rtol=1e-6)  # an all-zero row keeps scale 1
+    np.testing.assert_array_equal(q[:, 1], 0)
+    np.testing.assert_allclose((q * scale).T, w, atol=scale.max() / 2)

@@ -110,7 +110,7 @@ def test_the_bf16_fast_path_stays_close_to_float32_and_keeps_its_own_cache() -> 
 
 
 def test_a_quantized_aligner_embeds_in_bf16_only_where_the_cpu_has_it(tmp_path, monkeypatch) -> None:
-    from alignment_engine import e5_small
+    from alignment_engine import e5_int8, e5_small
     from alignment_engine.crf_aligner import CRFAligner
     from alignment_engine.tests.test_training import _tiny
     from alignment_engine.training import train_model
@@ -132,7 +132,9 @@ def test_a_quantized_aligner_embeds_in_bf16_only_where_the_cpu_has_it(tmp_path, 
     assert any(rows) and pairs[0].simple_sentences()[0] in bf16._cache  # embedded by the bf16 encoder
     assert fast.counters["semantic_sentences"] > 0  # the cleared cache was filled again
     monkeypatch.setattr(e5_small, "native_bf16", lambda: False)
-    assert CRFAligner.load(model_dir, "cpu", quantize=True).semantic_precision == "float32"
+    assert CRFAligner.load(model_dir, "cpu", quantize=True).semantic_precision == "int8"  # e5_int8 elsewhere
+    monkeypatch.setattr(e5_int8, "available", lambda: False)
+    assert CRFAligner.load(model_dir, "cpu", quantize=True).semantic_precision == "float32"  # without ONNX Runtime
 
 
 def test_the_store_keeps_embeddings_for_the_next_process_per_precision(tmp_path) -> None:
@@ -207,3 +209,27 @@ def test_an_unusable_store_is_dropped_with_a_warning_and_the_embeddings_come_out
     assert enc.store is None and enc.encoded == 2
     assert str(bad) in caplog.text and "going on without it" in caplog.text
     assert bad.read_bytes().startswith(b"not a database")  # left as it was
+
+
+def test_a_model_trained_in_int8_embeds_in_int8_when_it_trains_and_when_it_aligns(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("onnxruntime")
+    from alignment_engine.crf_aligner import CRFAligner
+    from alignment_engine.tests.test_training import _tiny
+    from alignment_engine.training import train_model
+
+    int8 = semantic.shared_encoder("int8")
+    int8.clear()
+    monkeypatch.setattr(int8, "store", None)  # the product's embedding store (pipeline.apps) may hold them already
+    pairs, gold = _tiny()
+    model_dir = train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", crf_epochs=2, hidden=8,
+                            transition_hidden=4, semicrf_epochs=1, cv_folds=2, semantic_precision="int8")
+    assert pairs[0].simple_sentences()[0] in int8._cache  # training embedded with the int8 encoder
+    meta = json.loads((model_dir / "model.json").read_text(encoding="utf-8"))
+    assert meta["config"]["semantic_precision"] == "int8"
+    for quantize in (False, True):  # --quantize leaves a model's own int8 as it is
+        aligner = CRFAligner.load(model_dir, "cpu", quantize=quantize)
+        assert (aligner.semantic_precision, aligner.semantic_device) == ("int8", "cpu")
+    int8.clear()
+    assert any(aligner.align(pairs)) and aligner.counters["semantic_sentences"] > 0
+    with pytest.raises(ValueError, match="int8 embeddings run on the CPU only"):
+        semantic.SentenceEncoder(precision="int8", device="cuda")

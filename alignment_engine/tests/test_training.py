@@ -178,6 +178,8 @@ def test_config_is_typed_and_rejects_bad_values():
         CRFConfig(emission="bogus")
     with pytest.raises(ValueError, match="unknown training option"):
         CRFConfig().with_options(bogus=1)
+    with pytest.raises(ValueError, match="semantic_precision must be one of float32, int8"):
+        CRFConfig(semantic_precision="bfloat16")  # bf16 is fast only on some CPUs: never what a model is trained in
     assert CRFConfig.from_dict(CRFConfig(hidden=4).to_dict()) == CRFConfig(hidden=4)
 
 
@@ -190,6 +192,7 @@ def test_a_stored_config_without_a_later_option_reads_it_as_off_whatever_the_def
            if k not in ADDED_LATER}
     cfg = CRFConfig.from_dict(old)
     assert (cfg.semicrf, cfg.span_emission, cfg.decoder_rounds, cfg.semantic) == (False, False, 1, False)
+    assert CRFConfig.from_dict({**old, "semantic": True}).semantic_precision == "float32"
     assert CRFConfig().semantic  # today's default, not what a model written before it was trained with
     full = CRFConfig(semicrf=True, decoder_rounds=2).to_dict()
     assert CRFConfig.from_dict(full) == CRFConfig(semicrf=True, decoder_rounds=2)
