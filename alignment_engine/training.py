@@ -662,6 +662,8 @@ def semantic_encoder(cfg: CRFConfig) -> dict[str, str]:
         return {}
     from alignment_engine.semantic import ENCODER_NAME
 
+    if cfg.semantic_precision == "int8":
+        return {"semantic_encoder": f"{ENCODER_NAME}; its layers in int8 through ONNX Runtime (e5_int8)"}
     return {"semantic_encoder": ENCODER_NAME}
 
 

@@ -225,7 +225,7 @@ def test_a_model_trained_in_int8_embeds_in_int8_when_it_trains_and_when_it_align
                             transition_hidden=4, semicrf_epochs=1, cv_folds=2, semantic_precision="int8")
     assert pairs[0].simple_sentences()[0] in int8._cache  # training embedded with the int8 encoder
     meta = json.loads((model_dir / "model.json").read_text(encoding="utf-8"))
-    assert meta["config"]["semantic_precision"] == "int8"
+    assert meta["config"]["semantic_precision"] == "int8" and "int8 through ONNX Runtime" in meta["semantic_encoder"]
     for quantize in (False, True):  # --quantize leaves a model's own int8 as it is
         aligner = CRFAligner.load(model_dir, "cpu", quantize=quantize)
         assert (aligner.semantic_precision, aligner.semantic_device) == ("int8", "cpu")
