@@ -55,6 +55,13 @@ class _Graph:
         self.nodes: list = []
         self.inits: list = []
         self._n = 0
+        # the constants every _linear reads
+        self.const("axis_last", np.array([-1], np.int64))
+        self.const("tiny", np.array(1e-12, np.float32))
+        self.const("act_max", np.array(ACTIVATION_MAX, np.float32))
+        self.const("u128", np.array([128], np.uint8))
+        self.const("u128s", np.array(128, np.uint8))
+        self.const("one", np.array(1.0, np.float32))
 
     def const(self, name: str, value: np.ndarray) -> str:
         from onnx import numpy_helper
@@ -74,6 +81,18 @@ class _Graph:
     def op(self, op_type: str, inputs: list[str], domain: str = "", **attrs: Any) -> str:
         """Add a node of one output; its name."""
         return self.ops(op_type, inputs, 1, domain, **attrs)[0]
+
+    def serialise(self, x: str, y: str, shape: list[str | int], name: str,
+                  y_shape: list[str | int] | None = None) -> bytes:
+        """The graph from float32 input ``x`` of ``shape`` to float32 output ``y`` (of ``y_shape``, default the
+        same), as an ONNX model."""
+        from onnx import TensorProto, helper
+
+        graph = helper.make_graph(self.nodes, name, [helper.make_tensor_value_info(x, TensorProto.FLOAT, shape)],
+                                  [helper.make_tensor_value_info(y, TensorProto.FLOAT, y_shape or shape)], self.inits)
+        model = helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 18),
+                                                                        helper.make_opsetid("com.microsoft", 1)])
+        return bytes(model.SerializeToString())
 
 
 def _linear(g: _Graph, x: str, weight: np.ndarray, bias: np.ndarray, name: str) -> str:
@@ -104,7 +123,7 @@ def build_model(tensors: dict[str, np.ndarray], n_layers: int, hidden: int, head
     :func:`alignment_engine.e5_small.read_model` names them (``l{i}.q.w``, ``l{i}.q.b``, ... ``l{i}.oln.b``;
     Linear weights (out, in))."""
     try:
-        from onnx import TensorProto, helper
+        import onnx  # noqa: F401
     except ImportError as exc:
         raise ModelError("the int8 sentence encoder needs the package onnx (requirements.txt)") from exc
 
@@ -112,12 +131,6 @@ def build_model(tensors: dict[str, np.ndarray], n_layers: int, hidden: int, head
         return np.asarray(tensors[name], dtype=np.float32)
 
     g = _Graph()
-    g.const("axis_last", np.array([-1], np.int64))
-    g.const("tiny", np.array(1e-12, np.float32))
-    g.const("act_max", np.array(ACTIVATION_MAX, np.float32))
-    g.const("u128", np.array([128], np.uint8))
-    g.const("u128s", np.array(128, np.uint8))
-    g.const("one", np.array(1.0, np.float32))
     x = "x"
     for i in range(n_layers):
         p = f"l{i}."
@@ -132,12 +145,21 @@ def build_model(tensors: dict[str, np.ndarray], n_layers: int, hidden: int, head
         inner = g.op("Gelu", [_linear(g, x, w(p + "fi.w"), w(p + "fi.b"), p + "fi")], domain="com.microsoft")
         out = g.op("Add", [x, _linear(g, inner, w(p + "fo.w"), w(p + "fo.b"), p + "fo")])
         x = _layer_norm(g, out, w(p + "oln.w"), w(p + "oln.b"), eps, p + "oln")
-    graph = helper.make_graph(g.nodes, "e5_small_int8",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "T", hidden])],
-                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["B", "T", hidden])], g.inits)
-    onnx_model = helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 18),
-                                                                         helper.make_opsetid("com.microsoft", 1)])
-    return bytes(onnx_model.SerializeToString())
+    return g.serialise("x", x, ["B", "T", hidden], "e5_small_int8")
+
+
+def session(model: bytes) -> onnxruntime.InferenceSession:
+    """An ONNX Runtime session of the serialised ``model`` on one CPU thread."""
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise ModelError("the int8 sentence encoder needs the package onnxruntime (requirements.txt)") from exc
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
 class Int8Layers:
@@ -145,17 +167,7 @@ class Int8Layers:
     :meth:`__call__` maps (B, T, hidden) float32 hidden states after the embeddings to those after the last layer."""
 
     def __init__(self, tensors: dict[str, np.ndarray], n_layers: int, hidden: int, heads: int, eps: float) -> None:
-        try:
-            import onnxruntime as ort
-        except ImportError as exc:
-            raise ModelError("the int8 sentence encoder needs the package onnxruntime (requirements.txt)") from exc
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.log_severity_level = 3
-        self.session: onnxruntime.InferenceSession = ort.InferenceSession(
-            build_model(tensors, n_layers, hidden, heads, eps), options, providers=["CPUExecutionProvider"])
+        self.session = session(build_model(tensors, n_layers, hidden, heads, eps))
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return np.asarray(self.session.run(None, {"x": np.ascontiguousarray(x, dtype=np.float32)})[0])

@@ -63,6 +63,16 @@ SAME_LENGTH_BATCH = 64
 GPU_BATCH = 1024
 #: What :meth:`E5Small.embed` computes in: float32 (what models are trained with), bf16 autocast, int8 layers.
 PRECISIONS = ("float32", "bfloat16", "int8")
+#: The weighted parts of a layer, as the model file names them (``l{i}.{part}.w`` / ``.b``).
+LAYER_PARTS = ("q", "k", "v", "ao", "fi", "fo", "aln", "oln")
+
+
+def check_precision(precision: str, device: str) -> None:
+    """ValueError unless ``precision`` is one of :data:`PRECISIONS` and runs on ``device`` ("cpu", "cuda", ...)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if precision == "int8" and device != "cpu":
+        raise ValueError(f"int8 embeddings run on the CPU only, not on {device}")
 
 
 def model_path() -> Path:
@@ -298,7 +308,7 @@ class E5Small(nn.Module):
             self.eln.weight.copy_(torch.from_numpy(w["emb.ln.w"]))
             self.eln.bias.copy_(torch.from_numpy(w["emb.ln.b"]))
             for i, layer in enumerate(self.layers):
-                for name in ("q", "k", "v", "ao", "fi", "fo", "aln", "oln"):
+                for name in LAYER_PARTS:
                     mod = getattr(layer, name)
                     mod.weight.copy_(torch.from_numpy(w[f"l{i}.{name}.w"]).view_as(mod.weight))
                     mod.bias.copy_(torch.from_numpy(w[f"l{i}.{name}.b"]))
@@ -339,7 +349,7 @@ class E5Small(nn.Module):
 
             tensors = {f"l{i}.{name}.{part}": getattr(getattr(layer, name), kind).detach().cpu().numpy()
                        for i, layer in enumerate(self.layers)
-                       for name in ("q", "k", "v", "ao", "fi", "fo", "aln", "oln")
+                       for name in LAYER_PARTS
                        for part, kind in (("w", "weight"), ("b", "bias"))}
             self._int8 = Int8Layers(tensors, len(self.layers), self.hidden, self.heads, self.eps)
         return self._int8
@@ -352,11 +362,8 @@ class E5Small(nn.Module):
         the layers through :mod:`alignment_engine.e5_int8` (CPU only; about 1.6 times as fast on AVX2, a cosine of
         about .999). On a GPU (:attr:`device`) the same batches of one token length, up to :data:`GPU_BATCH` texts
         each (not measured on a GPU yet)."""
-        if precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         kind = self.device.type
-        if precision == "int8" and kind != "cpu":
-            raise ValueError(f"int8 embeddings run on the CPU only, not on {kind}")
+        check_precision(precision, kind)
         before = torch.get_num_threads()
         if kind == "cpu":
             torch.set_num_threads(1)  # one thread: with two, a row's sums depend on the batch's size (module docstring)

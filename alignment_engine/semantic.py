@@ -126,12 +126,9 @@ class SentenceEncoder:
 
     def __init__(self, cache_size: int = CACHE_SIZE, precision: str = "float32",
                  store: EmbeddingStore | None = None, device: str = "cpu") -> None:
-        from alignment_engine.e5_small import PRECISIONS
+        from alignment_engine.e5_small import check_precision
 
-        if precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-        if precision == "int8" and device != "cpu":
-            raise ValueError(f"int8 embeddings run on the CPU only, not on {device}")
+        check_precision(precision, device)  # before the network loads
         self.precision = precision
         self.device = device
         # the store's key: a GPU's vectors differ from the CPU's in the last bits, so they are kept apart

@@ -180,25 +180,14 @@ def test_weights_are_quantized_per_output_channel_to_seven_bits() -> None:
 
 def test_an_int8_product_at_the_extremes_sums_exactly() -> None:
     """The 7-bit weights keep ONNX Runtime's uint8 x int8 sums exact (with 8-bit weights AVX2 saturates them)."""
-    ort = pytest.importorskip("onnxruntime")
-    from onnx import TensorProto, helper
-
-    from alignment_engine.e5_int8 import _Graph, _linear
+    pytest.importorskip("onnxruntime")
+    from alignment_engine.e5_int8 import _Graph, _linear, session
 
     rng = np.random.default_rng(0)
     n_in, n_out = 384, 16
     q_w = rng.choice([-63, 63], size=(n_out, n_in)).astype(np.float32)  # every weight at the 7-bit extreme
     x = rng.choice([-127.0, 127.0], size=(5, n_in)).astype(np.float32)  # every activation at the int8 extreme
     g = _Graph()
-    for name, value in (("axis_last", np.array([-1], np.int64)), ("tiny", np.array(1e-12, np.float32)),
-                        ("act_max", np.array(127, np.float32)), ("u128", np.array([128], np.uint8)),
-                        ("u128s", np.array(128, np.uint8)), ("one", np.array(1.0, np.float32))):
-        g.const(name, value)
     y = _linear(g, "x", q_w, np.zeros(n_out, np.float32), "lin")
-    graph = helper.make_graph(g.nodes, "t", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", n_in])],
-                              [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["B", n_out])], g.inits)
-    model = helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 18),
-                                                                    helper.make_opsetid("com.microsoft", 1)])
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    out = session.run(None, {"x": x})[0]
+    out = session(g.serialise("x", y, ["B", n_in], "t", ["B", n_out])).run(None, {"x": x})[0]
     np.testing.assert_allclose(out, x @ q_w.T, rtol=1e-6)  # integers up to 127 * 63 * 384: no sum saturated
