@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from alignment_engine import api
+from alignment_engine.crf_config import PRECISIONS
 from alignment_engine.errors import EngineError, InputError
 from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl, write_alignment_tsv
 
@@ -80,9 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"alignment method (default: the model's method with --model, else {api.DEFAULT_METHOD})")
     al.add_argument("--model", help="model directory (from `train`); needed by crf")
     al.add_argument("--quantize", action="store_true",
-                    help="crf on CPU: int8-quantized cross-encoder (about 1.8x faster) and the semantic channels' "
-                         "sentence encoder in bf16 where the CPU has it natively (about 1.7x more document pairs/s); "
-                         "scores change slightly")
+                    help="crf on CPU: int8-quantized cross-encoder (about 1.8x faster); the semantic channels' "
+                         "sentence encoder already runs in int8 on a CPU by default (--precision)")
+    al.add_argument("--precision", choices=PRECISIONS, default=None,
+                    help="crf: the semantic channels' sentence encoder (default: int8 on a CPU with ONNX Runtime, "
+                         "float32 on a GPU, or as the model was trained; float32 embeds exactly as a float32 model "
+                         "was trained, 3-4x slower on a CPU; docs/engine.md)")
     al.add_argument("--threshold", type=float, help="override a baseline's similarity threshold")
     al.add_argument("--train-pairs", help="lr only: pairs JSONL to fit the logistic regression on")
     al.add_argument("--train-gold", help="lr only: gold TSV to fit the logistic regression on")
@@ -147,8 +151,8 @@ def _parse_value(text: str) -> object:
 
 
 def _semantic_stays_float32(aligner: api.Aligner) -> bool:
-    """A CRF with semantic channels whose sentence encoder found no faster precision (``--quantize``: bf16 where the
-    device has it natively, int8 on other CPUs where ONNX Runtime is installed)."""
+    """A CRF with semantic channels whose sentence encoder found no faster precision (``--quantize``:
+    :func:`alignment_engine.semantic.fast_precision`)."""
     from alignment_engine.crf_aligner import CRFAligner  # already imported by load_aligner for crf
 
     return isinstance(aligner, CRFAligner) and aligner.config.semantic and aligner.semantic_precision == "float32"
@@ -159,6 +163,8 @@ def cmd_align(args: argparse.Namespace) -> int:
     if args.embeddings_cache:
         api.use_embeddings_cache(args.embeddings_cache)
     method = args.method or (api.model_method(args.model) if args.model else api.DEFAULT_METHOD)
+    if args.precision and method != "crf":
+        raise InputError(f"--precision applies to the crf method's sentence encoder, not to {method}")
     if method == "lr" and (args.train_pairs or args.train_gold):
         if not (args.train_pairs and args.train_gold):
             raise InputError("--train-pairs and --train-gold go together")
@@ -166,7 +172,8 @@ def cmd_align(args: argparse.Namespace) -> int:
         if args.threshold is not None:
             aligner.threshold = args.threshold  # type: ignore[attr-defined]
     else:
-        aligner = api.load_aligner(method, args.model, args.device, threshold=args.threshold, quantize=args.quantize)
+        aligner = api.load_aligner(method, args.model, args.device, threshold=args.threshold, quantize=args.quantize,
+                                   precision=args.precision)
         if args.quantize and method == "crf" and _semantic_stays_float32(aligner):
             print("note: --quantize leaves the sentence encoder in float32 here: this device computes no bf16 "
                   "natively and int8 needs the CPU and ONNX Runtime (docs/engine.md)", file=sys.stderr)

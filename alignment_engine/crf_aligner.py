@@ -531,7 +531,7 @@ class CRFAligner:
         self.device = device
         self.timings: dict[str, float] = {}
         self.counters: dict[str, int] = {}
-        self.semantic_precision = config.semantic_precision  # load(quantize=True): the sentence encoder's fast path
+        self.semantic_precision = config.semantic_precision  # as trained; load() sets its default (use_precision)
         # where the sentence encoder runs: with the CRFs (int8 runs on the CPU only)
         self.semantic_device = device.type if config.semantic_precision == "float32" else "cpu"
         self.chunk_size = CHUNK_DOCS
@@ -539,12 +539,14 @@ class CRFAligner:
         self.crf_batch = CRF_INFERENCE_BATCH
 
     @classmethod
-    def load(cls, model_dir: str | Path, device: str = "auto", quantize: bool = False) -> CRFAligner:
-        """Load a model directory; ``quantize=True`` runs the cross-encoder int8-quantized (CPU) and, for a model
-        trained in float32, the semantic channels' sentence encoder in its fast precision
-        (:func:`alignment_engine.semantic.fast_precision`: bf16 where the device has it natively, else int8 on a
-        CPU; faster, slightly different scores). On a GPU (``device`` "cuda") the sentence encoder of a float32
-        model runs there too; an int8 one runs on the CPU."""
+    def load(cls, model_dir: str | Path, device: str = "auto", quantize: bool = False,
+             precision: str | None = None) -> CRFAligner:
+        """Load a model directory. The semantic channels' sentence encoder runs in ``precision`` (one of
+        :data:`alignment_engine.crf_config.PRECISIONS`; "float32" embeds exactly as a float32 model was trained); by
+        default :func:`alignment_engine.semantic.alignment_precision` (int8 on a CPU for a model trained in float32,
+        docs/engine-results.md Round 16), with ``quantize=True`` :func:`alignment_engine.semantic.fast_precision`.
+        ``quantize=True`` also runs a cross-encoder int8-quantized (CPU). On a GPU (``device`` "cuda") the sentence
+        encoder of a float32 model runs there too, in float32 unless asked otherwise; int8 runs on the CPU."""
         from alignment_engine import model_store
         from alignment_engine.encoders import CrossEncoder, configure_threads, resolve_device
 
@@ -574,11 +576,24 @@ class CRFAligner:
                 raise ModelError(f"{Path(model_dir) / model_store.DECODER_FILE}: not a learned decoder")
             decoder = stored
         aligner = cls(model, encoder, config, meta["normalisation"], meta["thresholds"], dev, decoder, semi_model)
-        if quantize and config.semantic and config.semantic_precision == "float32":
-            from alignment_engine.semantic import fast_precision
+        if config.semantic:
+            from alignment_engine.semantic import alignment_precision, fast_precision
 
-            aligner.semantic_precision = fast_precision(dev.type)
+            if precision is None:
+                trained = config.semantic_precision
+                precision = fast_precision(dev.type) if quantize and trained == "float32" else alignment_precision(
+                    trained, dev.type)
+            aligner.use_precision(precision)
         return aligner
+
+    def use_precision(self, precision: str) -> None:
+        """Embed the semantic channels' sentences in ``precision`` from now on (int8 on the CPU, the others with the
+        CRFs)."""
+        from alignment_engine.e5_small import check_precision
+
+        device = "cpu" if precision == "int8" else self.device.type
+        check_precision(precision, device)
+        self.semantic_precision, self.semantic_device = precision, device
 
     def prepare(self, pairs: Sequence[DocPair], links: Sequence[list[tuple[int, int, float]]] | None = None,
                 progress: ProgressCallback | None = None) -> list[DocData]:
@@ -755,7 +770,7 @@ def prepare_docs(
     semantic_device: str = "cpu",
 ) -> list[DocData]:
     """Features (and encoder scores of candidate cells) of each pair; ``semantic_precision`` / ``semantic_device``:
-    the sentence encoder's (:data:`alignment_engine.e5_small.PRECISIONS`, default ``config.semantic_precision``;
+    the sentence encoder's (:data:`alignment_engine.crf_config.PRECISIONS`, default ``config.semantic_precision``;
     models are trained in their config's precision on the CPU, whatever device trains the CRFs)."""
     timings = {} if timings is None else timings
     counters = {} if counters is None else counters

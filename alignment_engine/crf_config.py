@@ -19,8 +19,11 @@ UNITS = ("document", "paragraph")
 PARAGRAPH_MODES = ("none", "predicted", "gold")
 GOLD_TARGETS = ("best", "any")
 CRF_OPTIMIZERS = ("adam", "lbfgs")
-#: What a model's sentence encoder may compute in (e5_small.PRECISIONS less bf16, which only some CPUs have natively).
-SEMANTIC_PRECISIONS = ("float32", "int8")
+#: What the semantic channels' sentence encoder can compute in (:meth:`alignment_engine.e5_small.E5Small.embed`):
+#: float32, bf16 autocast, int8 layers.
+PRECISIONS = ("float32", "bfloat16", "int8")
+#: What a model's sentence encoder may be trained in (bf16 only some CPUs have natively).
+SEMANTIC_PRECISIONS = tuple(p for p in PRECISIONS if p != "bfloat16")
 DECODERS = ("learned", "rule")
 
 #: Keys older model.json files carry in "config" that are not options (kept elsewhere now).

@@ -1,5 +1,5 @@
-"""multilingual-e5-small's 12 layers with int8 matrix products, through ONNX Runtime (the CPU fast path on CPUs
-without native bf16).
+"""multilingual-e5-small's 12 layers with int8 matrix products, through ONNX Runtime (how the semantic channels
+embed when a model aligns on a CPU: :func:`alignment_engine.semantic.alignment_precision`).
 
 :class:`alignment_engine.e5_small.E5Small` runs its Linear layers in float32, which on one core is as fast as the
 CPU multiplies float32 (docs/engine-results.md, Rounds 13-14); bf16 doubles that only where the CPU has it natively.

@@ -10,11 +10,11 @@ per second on one core of this machine. This module reads that file and runs the
 - the Linear layers hold the dequantized 4-bit weights in float32 (49 to 79 sentences per CPU-second on this
   machine in the benchmarks of Round 12, against 25.8 for the C engine); the word embedding stays 4-bit and only
   a batch's rows are dequantized. bf16 autocast (``embed(precision="bfloat16")``: about 1.8 times as fast, a cosine of .99998 to
-  float32; measured batched, 106/s) is the opt-in fast
-  path of ``align --quantize`` on CPUs with native bf16 only (:func:`native_bf16`; elsewhere it is emulated and
-  slow). ``embed(precision="int8")`` runs the layers through ONNX Runtime with int8 matrix products whose
-  activations are scaled per row (:mod:`alignment_engine.e5_int8`: about 1.6 times as fast on an AVX2 CPU, a
-  cosine of about .999, still independent of the batch), the fast path elsewhere and a training option
+  float32; measured batched, 106/s) is fast on CPUs with native bf16 only (:func:`native_bf16`; elsewhere it is
+  emulated and slow). ``embed(precision="int8")`` runs the layers through ONNX Runtime with int8 matrix products
+  whose activations are scaled per row (:mod:`alignment_engine.e5_int8`: about 1.6 times as fast on an AVX2 CPU
+  and 3.7 times on a Zen 5, a cosine of about .999, still independent of the batch): how a float32 model embeds
+  when it aligns on a CPU (:func:`alignment_engine.semantic.alignment_precision`), and a training option
   (``semantic_precision``). Measured and not used (docs/engine-results.md, Round 12): torch's int8 dynamic
   quantization (140/s, but a cosine of only .98 to the C engine, and each text's result depends on the others
   in its batch, whose activations share one scale);
@@ -48,6 +48,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from alignment_engine.crf_config import PRECISIONS
 from alignment_engine.errors import ModelError
 
 if TYPE_CHECKING:
@@ -61,8 +62,6 @@ MAX_POSITIONS = 512
 SAME_LENGTH_BATCH = 64
 #: Texts of one token length per forward pass on a GPU (issue 12's length-bucketed batches of 1,024).
 GPU_BATCH = 1024
-#: What :meth:`E5Small.embed` computes in: float32 (what models are trained with), bf16 autocast, int8 layers.
-PRECISIONS = ("float32", "bfloat16", "int8")
 #: The weighted parts of a layer, as the model file names them (``l{i}.{part}.w`` / ``.b``).
 LAYER_PARTS = ("q", "k", "v", "ao", "fi", "fo", "aln", "oln")
 

@@ -119,10 +119,10 @@ def network(device: str = "cpu") -> E5Small:
 class SentenceEncoder:
     """multilingual-e5-small (:class:`alignment_engine.e5_small.E5Small`) with an LRU cache of embeddings by text.
 
-    ``precision`` "float32" (what models are trained with), "bfloat16" (the opt-in fast path of
-    ``CRFAligner.load(quantize=True)`` / ``align --quantize`` on CPUs with native bf16: embeddings within a
-    cosine of 1e-4 of float32, docs/engine-results.md Round 12) or "int8" (that fast path on the other CPUs:
-    :mod:`alignment_engine.e5_int8`, a cosine of about .999, Round 15)."""
+    ``precision`` "float32" (what models are trained with), "bfloat16" (``align --precision bfloat16``, fast on
+    CPUs with native bf16: embeddings within a cosine of 1e-4 of float32, docs/engine-results.md Round 12) or
+    "int8" (:mod:`alignment_engine.e5_int8`, a cosine of about .999, Round 15; how a float32 model aligns on a
+    CPU by default, :func:`alignment_precision`, Round 16)."""
 
     def __init__(self, cache_size: int = CACHE_SIZE, precision: str = "float32",
                  store: EmbeddingStore | None = None, device: str = "cpu") -> None:
@@ -211,9 +211,10 @@ def shared_encoder(precision: str = "float32", device: str = "cpu") -> SentenceE
 
 
 def fast_precision(device: str = "cpu") -> str:
-    """The precision of the fast path on ``device`` ("cpu" or "cuda"): "bfloat16" where it computes bf16
-    natively; on other CPUs "int8" (:mod:`alignment_engine.e5_int8`, where ONNX Runtime is installed); else
-    "float32"."""
+    """The precision of the fast path on ``device`` ("cpu" or "cuda"). On a CPU "int8" (:mod:`alignment_engine.e5_int8`)
+    where ONNX Runtime is installed: the fastest measured on every CPU type tried (docs/engine-results.md, Rounds 15-16:
+    1.6 times float32 on a Zen 3, 3.6 times float32 and 1.4 times bf16 on a Zen 5); else "bfloat16" where the CPU
+    computes it natively; else "float32". On a GPU "bfloat16" where supported."""
     if device == "cuda":
         import torch
 
@@ -223,9 +224,23 @@ def fast_precision(device: str = "cpu") -> str:
     from alignment_engine import e5_int8
     from alignment_engine.e5_small import native_bf16
 
-    if native_bf16():
-        return "bfloat16"
-    return "int8" if e5_int8.available() else "float32"
+    if e5_int8.available():
+        return "int8"
+    return "bfloat16" if native_bf16() else "float32"
+
+
+def alignment_precision(trained: str, device: str = "cpu") -> str:
+    """The precision a model whose sentence encoder was trained in ``trained`` aligns with by default on ``device``
+    (:meth:`alignment_engine.crf_aligner.CRFAligner.load`, and the held-out dev figures ``train`` writes): a
+    float32-trained model embeds in int8 on a CPU where ONNX Runtime is installed, which measured the same Task 1
+    as float32 over 138 held-out document alignments at 3-4 times the speed (docs/engine-results.md, Round 16);
+    anything else as trained."""
+    if device == "cpu" and trained == "float32":
+        from alignment_engine import e5_int8
+
+        if e5_int8.available():
+            return "int8"
+    return trained
 
 
 def _run_means(emb: np.ndarray, width: int) -> tuple[np.ndarray, list[tuple[int, int]]]:

@@ -61,6 +61,7 @@ from alignment_engine.crf_config import CRFConfig
 from alignment_engine.encoders import training_threads
 from alignment_engine.evaluation import evaluate, paragraph_prf
 from alignment_engine.gold import gold_by_pair, gold_cells, gold_matrix, known_matrix, known_paragraphs, paragraph_links
+from alignment_engine.semantic import alignment_precision
 from alignment_engine.stacking import LearnedDecoder, fit_classifier, group_features, predict_proba
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
@@ -614,7 +615,10 @@ def _fit(
         log("tuning on dev" if decoder is None else "scoring dev (held out: nothing is tuned on it)")
         pos_dev, _ = gold_by_pair(dev_gold)
         t0 = time.perf_counter()
-        dev_docs = prepare_docs(dev_pairs, cfg, encoder, links=links_for(dev_pairs, pos_dev), enc_cache=cache)
+        # embedded as `align` embeds by default on the CPU (semantic.alignment_precision): the figures a user gets
+        dev_precision = alignment_precision(cfg.semantic_precision, "cpu")
+        dev_docs = prepare_docs(dev_pairs, cfg, encoder, links=links_for(dev_pairs, pos_dev), enc_cache=cache,
+                                semantic_precision=dev_precision)
         dev_seqs = {d: build_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}
         decs = decode(model, dev_seqs, dev_docs)
         if semi_model is not None:
@@ -628,6 +632,8 @@ def _fit(
 
             links = predicted_paragraph_links(dev_docs, decs, decoder)
             dev_metrics["paragraphs"] = paragraph_prf(links, gold_paragraph_links(dev_pairs, dev_gold))
+        if cfg.semantic:
+            dev_metrics["semantic_precision"] = dev_precision
         timings["dev_s"] = time.perf_counter() - t0
         run.finish("dev")
     if held_out is not None:

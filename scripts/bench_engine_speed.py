@@ -30,6 +30,11 @@ before/after check of a speed change.
     python scripts/bench_engine_speed.py --model var/models/default [--limit 25] [--quantize] [--device cuda]
         [--threads N] [--sets ose,ose_all,deplain_dev,ose_dev] [--dump rows.json | --compare rows.json] [--profile 30]
     python scripts/bench_engine_speed.py --model var/models/encoder --train --set emission=encoder+lexical
+    python scripts/bench_engine_speed.py --model DIR --sets deplain_dev --precision int8 \
+        --gold-set fold0=f0_test_pairs.jsonl:f0_test_gold.tsv
+
+``--precision`` sets the sentence encoder's precision whatever the CPU (``--quantize`` picks the CPU's fast
+path); ``--gold-set`` adds a set with gold, scored like ``deplain_dev``.
 """
 
 from __future__ import annotations
@@ -97,11 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train-limit", type=int, default=None, help="train on the first N DEplain train pairs only")
     ap.add_argument("--texts", default=str(DEFAULT_TEXTS), help="OneStopEnglish texts/ folder")
     ap.add_argument("--limit", type=int, default=25, help="OneStopEnglish articles (2 document pairs each)")
-    ap.add_argument("--quantize", action="store_true", help="int8 dynamic quantization of the encoder")
+    ap.add_argument("--quantize", action="store_true", help="the fast path of align --quantize")
+    ap.add_argument("--precision", default=None, choices=("float32", "bfloat16", "int8"),
+                    help="the sentence encoder's precision (default: align's, or --quantize's)")
     ap.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: the engine's)")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"),
                     help="where the CRFs and the sentence encoder run (default cpu)")
     ap.add_argument("--sets", default="ose,deplain_dev,ose_dev", help="which sets to align (also: ose_all)")
+    ap.add_argument("--gold-set", action="append", default=[], metavar="NAME=PAIRS.jsonl:GOLD.tsv",
+                    help="one more set with gold, aligned after --sets (repeatable; e.g. a held-out fold of train)")
     ap.add_argument("--dump", default=None, help="write the predicted rows of every set to this JSON file")
     ap.add_argument("--compare", default=None, help="check the predicted rows against a --dump file")
     ap.add_argument("--profile", type=int, default=0, help="cProfile the OSE run; print the top N functions")
@@ -125,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         _train(model_dir, _parse_sets(args.set), args.train_limit)
     t0 = time.perf_counter()
-    aligner = CRFAligner.load(model_dir, args.device, quantize=args.quantize)
+    aligner = CRFAligner.load(model_dir, args.device, quantize=args.quantize, precision=args.precision)
     load_model_s = time.perf_counter() - t0
 
     sets: dict[str, tuple[list, list | None]] = {}
@@ -138,6 +147,14 @@ def main(argv: list[str] | None = None) -> int:
         sets["deplain_dev"] = (read_pairs_jsonl(DEPLAIN / "dev_pairs.jsonl"), read_alignment_tsv(DEPLAIN / "dev_gold.tsv"))
     if "ose_dev" in wanted:
         sets["ose_dev"] = (read_pairs_jsonl(OSE_DEV / "dev_pairs.jsonl"), read_alignment_tsv(OSE_DEV / "dev_gold.tsv"))
+    for spec in args.gold_set:
+        name, _, files = spec.partition("=")
+        pairs_file, _, gold_file = files.partition(":")
+        if not (name and pairs_file and gold_file):
+            ap.error(f"--gold-set {spec!r}: expected NAME=PAIRS.jsonl:GOLD.tsv")
+        sets[name] = (read_pairs_jsonl(pairs_file), read_alignment_tsv(gold_file))
+    if not sets:
+        ap.error("nothing to align: --sets and --gold-set are empty")
     first = next(iter(sets.values()))[0]
     aligner.align(first[:1])  # warm-up: lazy imports, first calls
 
@@ -183,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             scores = evaluate(gold, flat, pairs)
             for task in ("task1", "task2"):
                 entry[task] = {k: round(float(scores[task][k]), 4) for k in ("precision", "recall", "f1")}
+            entry["recall_by_gold_shape"] = {shape: round(float(v["recall"]), 4) for shape, v in scores["groups"]["gold"].items()}
         report["sets"][name] = entry
         dumped[name] = _rows(out)
         if prof:

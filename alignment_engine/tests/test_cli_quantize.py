@@ -1,6 +1,6 @@
 """`align --quantize` runs a trained CRF with the int8 cross-encoder and writes the same pairs format; where the
 CPU has no native bf16 the sentence encoder runs in int8, and where ONNX Runtime is missing too `align` says that
-it stays float32."""
+it stays float32; `--precision` picks the sentence encoder's precision for crf only."""
 
 from __future__ import annotations
 
@@ -38,6 +38,14 @@ def test_align_with_quantized_encoder(tmp_path: Path, capsys: pytest.CaptureFixt
         said = capsys.readouterr().err
         # the model has semantic channels: int8 embeds them here, unless ONNX Runtime is missing
         assert ("sentence encoder in float32" in said) == (name == "no onnxruntime"), said
+    monkeypatch.setattr(e5_int8, "available", lambda: True)
+    argv = ["align", "--input", str(tmp_path / "pairs.jsonl"), "--output", str(tmp_path / "exact.tsv"),
+            "--model", str(model_dir), "--device", "cpu"]
+    assert main([*argv, "--precision", "float32"]) == 0  # exactly as trained
+    outputs["exact"] = read_alignment_tsv(tmp_path / "exact.tsv")
+    capsys.readouterr()
+    assert main([*argv, "--method", "sequence", "--precision", "int8"]) == 2  # a method without a sentence encoder
+    assert "--precision applies to the crf method" in capsys.readouterr().err
     for rows in outputs.values():
         assert rows, "the aligner found no pair at all"
         assert all(r.label in ("aligned", "partialAligned") for r in rows)

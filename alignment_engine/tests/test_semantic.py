@@ -109,7 +109,9 @@ def test_the_bf16_fast_path_stays_close_to_float32_and_keeps_its_own_cache() -> 
         semantic.SentenceEncoder(precision="int4")
 
 
-def test_a_quantized_aligner_embeds_in_bf16_only_where_the_cpu_has_it(tmp_path, monkeypatch) -> None:
+def test_an_aligner_embeds_in_int8_on_a_cpu_by_default_in_float32_when_asked_and_in_bf16_only_where_native(
+        tmp_path, monkeypatch) -> None:
+    pytest.importorskip("onnxruntime")
     from alignment_engine import e5_int8, e5_small
     from alignment_engine.crf_aligner import CRFAligner
     from alignment_engine.tests.test_training import _tiny
@@ -119,22 +121,32 @@ def test_a_quantized_aligner_embeds_in_bf16_only_where_the_cpu_has_it(tmp_path, 
     model_dir = train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", crf_epochs=2, hidden=8,
                             transition_hidden=4, semicrf_epochs=1, cv_folds=2)
     meta = json.loads((model_dir / "model.json").read_text(encoding="utf-8"))
-    assert meta["config"]["semantic"] and meta["semantic_encoder"] == semantic.ENCODER_NAME
+    assert meta["config"]["semantic"] and meta["config"]["semantic_precision"] == "float32"
+    assert meta["semantic_encoder"] == semantic.ENCODER_NAME  # trained in float32
     plain = CRFAligner.load(model_dir, "cpu")
-    assert plain.semantic_precision == "float32" and plain.semantic_device == "cpu"
+    assert (plain.semantic_precision, plain.semantic_device) == ("int8", "cpu")  # the default on a CPU
+    exact = CRFAligner.load(model_dir, "cpu", precision="float32")
+    assert (exact.semantic_precision, exact.semantic_device) == ("float32", "cpu")
+    for precision, aligner in (("int8", plain), ("float32", exact)):
+        encoder = semantic.shared_encoder(precision)
+        encoder.clear()
+        monkeypatch.setattr(encoder, "store", None)  # the product's embedding store (pipeline.apps) may hold them
+        assert any(aligner.align(pairs)) and pairs[0].simple_sentences()[0] in encoder._cache, precision
+        assert aligner.counters["semantic_sentences"] > 0
+    assert CRFAligner.load(model_dir, "cpu", quantize=True).semantic_precision == "int8"  # --quantize: the same
+    with pytest.raises(ValueError, match="precision must be one of"):
+        CRFAligner.load(model_dir, "cpu", precision="int4")
+    monkeypatch.setattr(e5_int8, "available", lambda: False)  # without ONNX Runtime
+    assert CRFAligner.load(model_dir, "cpu").semantic_precision == "float32"
     monkeypatch.setattr(e5_small, "native_bf16", lambda: True)
     fast = CRFAligner.load(model_dir, "cpu", quantize=True)
     assert fast.semantic_precision == "bfloat16"
     bf16 = semantic.shared_encoder("bfloat16")
     bf16.clear()
-    monkeypatch.setattr(bf16, "store", None)  # the product's embedding store (pipeline.apps) may hold them already
-    rows = fast.align(pairs)
-    assert any(rows) and pairs[0].simple_sentences()[0] in bf16._cache  # embedded by the bf16 encoder
-    assert fast.counters["semantic_sentences"] > 0  # the cleared cache was filled again
+    monkeypatch.setattr(bf16, "store", None)
+    assert any(fast.align(pairs)) and pairs[0].simple_sentences()[0] in bf16._cache  # embedded by the bf16 encoder
     monkeypatch.setattr(e5_small, "native_bf16", lambda: False)
-    assert CRFAligner.load(model_dir, "cpu", quantize=True).semantic_precision == "int8"  # e5_int8 elsewhere
-    monkeypatch.setattr(e5_int8, "available", lambda: False)
-    assert CRFAligner.load(model_dir, "cpu", quantize=True).semantic_precision == "float32"  # without ONNX Runtime
+    assert CRFAligner.load(model_dir, "cpu", quantize=True).semantic_precision == "float32"
 
 
 def test_the_store_keeps_embeddings_for_the_next_process_per_precision(tmp_path) -> None:

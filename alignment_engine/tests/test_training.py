@@ -158,11 +158,17 @@ def test_predictions_on_unlabelled_cells_are_neither_right_nor_wrong():
     assert res["task1"]["precision"] == 1.0 and res["task1"]["recall"] == 1.0
 
 
-def test_model_json_dev_metrics_come_from_evaluate(tmp_path):
+def test_model_json_dev_metrics_come_from_evaluate(tmp_path, monkeypatch):
     """model.json's dev figures are what ``evaluate`` (the registry's and the CLI's scorer) gives for the
-    model's own dev predictions."""
+    model's own dev predictions, embedded as `align` embeds them by default."""
+    from alignment_engine import e5_int8, semantic
     from alignment_engine.evaluation import evaluate
 
+    default = semantic.alignment_precision("float32", "cpu")
+    assert default == ("int8" if e5_int8.available() else "float32")
+    encoder = semantic.shared_encoder(default)
+    encoder.clear()
+    monkeypatch.setattr(encoder, "store", None)  # the product's embedding store (pipeline.apps) may hold them
     pairs, gold = _tiny()
     model_dir = train_model(pairs, gold, pairs, gold, out_dir=tmp_path / "m", seed=1, device="cpu", **FAST)
     meta = json.loads((model_dir / "model.json").read_text())
@@ -170,6 +176,9 @@ def test_model_json_dev_metrics_come_from_evaluate(tmp_path):
     again = evaluate(gold, rows, pairs)
     assert meta["dev_metrics"]["task1"] == again["task1"]
     assert meta["dev_metrics"]["task2"] == again["task2"]
+    # scored with the sentence encoder's precision `align` uses by default (int8 on a CPU with ONNX Runtime)
+    assert meta["dev_metrics"]["semantic_precision"] == CRFAligner.load(model_dir, "cpu").semantic_precision == default
+    assert pairs[0].simple_sentences()[0] in encoder._cache  # the dev pairs were embedded in that precision
 
 
 def test_config_is_typed_and_rejects_bad_values():
