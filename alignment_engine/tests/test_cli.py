@@ -184,7 +184,8 @@ def test_embeddings_cache_lets_a_second_align_embed_nothing_and_write_the_same_r
                         transition_hidden=4, semicrf_epochs=1, cv_folds=2)
     pairs_path, cache = tmp_path / "p.jsonl", tmp_path / "cache" / "emb.sqlite3"
     write_pairs_jsonl(pairs_path, pairs)
-    encoder, before = semantic.shared_encoder(), semantic._STORE
+    # the encoder `align` embeds with by default (int8 on a CPU with ONNX Runtime)
+    encoder, before = semantic.shared_encoder(semantic.alignment_precision("float32", "cpu")), semantic._STORE
     texts = {t for p in pairs for t in (*p.simple_sentences(), *p.complex_sentences())}
     outputs, encoded = [], []
     try:
