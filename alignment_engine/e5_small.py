@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import mmap
 import struct
+import threading
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -313,6 +314,7 @@ class E5Small(nn.Module):
                     mod.bias.copy_(torch.from_numpy(w[f"l{i}.{name}.b"]))
         self.eval()
         self._int8: Int8Layers | None = None
+        self._int8_lock = threading.Lock()  # one build when threads of a worker embed at once
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> E5Small:
@@ -343,15 +345,19 @@ class E5Small(nn.Module):
 
     def int8_layers(self) -> Int8Layers:
         """The layers with int8 matrix products (built on first use, about a second)."""
-        if self._int8 is None:
-            from alignment_engine.e5_int8 import Int8Layers
+        with self._int8_lock:
+            if self._int8 is None:
+                self._int8 = self._build_int8()
+            return self._int8
 
-            tensors = {f"l{i}.{name}.{part}": getattr(getattr(layer, name), kind).detach().cpu().numpy()
-                       for i, layer in enumerate(self.layers)
-                       for name in LAYER_PARTS
-                       for part, kind in (("w", "weight"), ("b", "bias"))}
-            self._int8 = Int8Layers(tensors, len(self.layers), self.hidden, self.heads, self.eps)
-        return self._int8
+    def _build_int8(self) -> Int8Layers:
+        from alignment_engine.e5_int8 import Int8Layers
+
+        tensors = {f"l{i}.{name}.{part}": getattr(getattr(layer, name), kind).detach().cpu().numpy()
+                   for i, layer in enumerate(self.layers)
+                   for name in LAYER_PARTS
+                   for part, kind in (("w", "weight"), ("b", "bias"))}
+        return Int8Layers(tensors, len(self.layers), self.hidden, self.heads, self.eps)
 
     @torch.inference_mode()
     def embed(self, texts: list[str], prefix: str = "query: ", precision: str = "float32") -> np.ndarray:

@@ -191,3 +191,26 @@ def test_an_int8_product_at_the_extremes_sums_exactly() -> None:
     y = _linear(g, "x", q_w, np.zeros(n_out, np.float32), "lin")
     out = session(g.serialise("x", y, ["B", n_in], "t", ["B", n_out])).run(None, {"x": x})[0]
     np.testing.assert_allclose(out, x @ q_w.T, rtol=1e-6)  # integers up to 127 * 63 * 384: no sum saturated
+
+
+def test_threads_that_embed_in_int8_at_once_build_the_int8_layers_once(model: e5_small.E5Small,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    built: list[object] = []
+
+    def build() -> object:
+        time.sleep(0.2)  # long enough for every thread to arrive while the first builds
+        built.append(object())
+        return built[-1]
+
+    monkeypatch.setattr(model, "_int8", None)
+    monkeypatch.setattr(model, "_build_int8", build)
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(model.int8_layers())) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(built) == 1 and got == built * 4
