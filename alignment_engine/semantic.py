@@ -212,9 +212,9 @@ def shared_encoder(precision: str = "float32", device: str = "cpu") -> SentenceE
 
 def fast_precision(device: str = "cpu") -> str:
     """The precision of the fast path on ``device`` ("cpu" or "cuda"). On a CPU "int8" (:mod:`alignment_engine.e5_int8`)
-    where ONNX Runtime is installed: the fastest measured on every CPU type tried (docs/engine-results.md, Rounds 15-16:
-    1.6 times float32 on a Zen 3, 3.6 times float32 and 1.4 times bf16 on a Zen 5); else "bfloat16" where the CPU
-    computes it natively; else "float32". On a GPU "bfloat16" where supported."""
+    where ONNX Runtime is installed: the fastest measured on the CPU types tried (docs/engine-results.md, Rounds 15-16:
+    the encoder 1.5-1.8 times float32 on a Zen 3, 3.7-4.2 times float32 and 1.4-1.5 times bf16 on a Zen 5); else
+    "bfloat16" where the CPU computes it natively; else "float32". On a GPU "bfloat16" where supported."""
     if device == "cuda":
         import torch
 
