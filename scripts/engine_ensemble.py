@@ -11,6 +11,13 @@ decoder (two rounds, paragraph step) is fitted and chosen on train by cross-vali
     python scripts/engine_ensemble.py --fit 1 [--fit 2 ...]      # one process per member (parallel-safe)
     python scripts/engine_ensemble.py --members 3 [--out var/ensemble.json]
     python scripts/engine_ensemble.py --members 1 --classifiers '[{}, {"max_iter": 400}]'  # decoder settings
+
+``--models DIR,DIR,...`` (Round 16) ensembles whole written models instead: each aligns ``--pairs`` (the
+sentence encoder in ``--precision``, default as ``align``), their learned decoders' cell probabilities are
+averaged, and the average is decided with each member's thresholds in turn and scored against ``--gold``:
+
+    python scripts/engine_ensemble.py --models var/models/held0,var/models/held1 \
+        --pairs $D/dev_pairs.jsonl --gold $D/dev_gold.tsv [--precision float32]
 """
 
 from __future__ import annotations
@@ -37,8 +44,53 @@ class Member(NamedTuple):
     semi_dev: list[Any]
 
 
+def score_models(model_dirs: list[str], pairs_file: str, gold_file: str, precision: str | None) -> dict:
+    """Task 1 of each written model alone and of the average of the first k models' cell probabilities
+    (k = 2 .. all), decided with each member's thresholds."""
+    import numpy as np
+
+    from alignment_engine.crf_aligner import CRFAligner, decide, learned_scores_many, partial_labels, rows_from_matrix
+    from alignment_engine.evaluation import evaluate
+    from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
+
+    pairs, gold = read_pairs_jsonl(pairs_file), read_alignment_tsv(gold_file)
+    probs: list[list[np.ndarray]] = []
+    thresholds: list[dict] = []
+    docs: list = []
+
+    def score(prob: list[np.ndarray], t: dict) -> dict:
+        rows = []
+        for doc, p in zip(docs, prob, strict=True):
+            pred = decide(p, float(t["marginal"]), bool(t.get("closure", False)), int(t.get("spans", 0)))
+            partial = partial_labels(pred, doc.lex, t.get("partial", {"group": True, "min_len_ratio": 0.0}))
+            rows += rows_from_matrix(doc.pair, pred, p, partial)
+        e = evaluate(gold, rows, pairs)
+        return {"task1": round(float(e["task1"]["f1"]), 4),
+                "recall_by_gold_shape": {k: round(float(v["recall"]), 3) for k, v in e["groups"]["gold"].items()}}
+
+    out: dict = {"precision": None, "members": [], "ensembles": []}
+    for model_dir in model_dirs:
+        aligner = CRFAligner.load(model_dir, "cpu", precision=precision)
+        if aligner.decoder is None:
+            raise SystemExit(f"{model_dir}: not a model with a learned decoder")
+        out["precision"] = aligner.semantic_precision
+        docs = aligner.prepare(pairs)
+        probs.append(learned_scores_many(docs, aligner.predict_docs(docs), aligner.decoder))
+        thresholds.append(aligner.thresholds)
+        out["members"].append({"model": model_dir, **score(probs[-1], thresholds[-1])})
+    for k in range(2, len(model_dirs) + 1):
+        mean = [np.mean([probs[m][i] for m in range(k)], axis=0) for i in range(len(docs))]
+        for m in range(k):
+            out["ensembles"].append({"models": k, "thresholds_of": model_dirs[m], **score(mean, thresholds[m])})
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default="", help="comma-separated written model directories: a whole-model ensemble")
+    ap.add_argument("--pairs", help="with --models: the pairs JSONL to align")
+    ap.add_argument("--gold", help="with --models: its gold TSV")
+    ap.add_argument("--precision", default=None, help="with --models: the sentence encoder's (default: align's)")
     ap.add_argument("--cache-dir", default="var/ensemble")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--fit", type=int, action="append", default=[], help="cross-fit and train member M")
@@ -47,6 +99,11 @@ def main() -> int:
                     help="JSON list of stacking.CLASSIFIER_PARAMS changes: each scored on member 0 alone")
     ap.add_argument("--out", default="var/ensemble.json")
     args = ap.parse_args()
+    if args.models:
+        if not (args.pairs and args.gold):
+            ap.error("--models needs --pairs and --gold")
+        print(json.dumps(score_models(args.models.split(","), args.pairs, args.gold, args.precision), indent=1))
+        return 0
 
     from engine_data import deplain_web
 
