@@ -531,9 +531,9 @@ class CRFAligner:
         self.device = device
         self.timings: dict[str, float] = {}
         self.counters: dict[str, int] = {}
-        self.semantic_precision = config.semantic_precision  # as trained; load() sets its default (use_precision)
-        # where the sentence encoder runs: with the CRFs (int8 runs on the CPU only)
-        self.semantic_device = device.type if config.semantic_precision == "float32" else "cpu"
+        self.semantic_precision: str
+        self.semantic_device: str
+        self.use_precision(config.semantic_precision)  # as trained; load() sets the default
         self.chunk_size = CHUNK_DOCS
         self.chunk_cells = CHUNK_CELLS
         self.crf_batch = CRF_INFERENCE_BATCH
@@ -587,8 +587,8 @@ class CRFAligner:
         return aligner
 
     def use_precision(self, precision: str) -> None:
-        """Embed the semantic channels' sentences in ``precision`` from now on (int8 on the CPU, the others with the
-        CRFs)."""
+        """Embed the semantic channels' sentences in ``precision`` from now on; the sentence encoder runs with the
+        CRFs, except int8, which runs on the CPU only."""
         from alignment_engine.e5_small import check_precision
 
         device = "cpu" if precision == "int8" else self.device.type

@@ -95,6 +95,8 @@ def _rows(out: list) -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from alignment_engine.crf_config import PRECISIONS  # light: no torch before --threads is applied
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", required=True, help="trained CRF model directory")
     ap.add_argument("--train", action="store_true", help="train the model first when the directory has none")
@@ -103,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--texts", default=str(DEFAULT_TEXTS), help="OneStopEnglish texts/ folder")
     ap.add_argument("--limit", type=int, default=25, help="OneStopEnglish articles (2 document pairs each)")
     ap.add_argument("--quantize", action="store_true", help="the fast path of align --quantize")
-    ap.add_argument("--precision", default=None, choices=("float32", "bfloat16", "int8"),
+    ap.add_argument("--precision", default=None, choices=PRECISIONS,
                     help="the sentence encoder's precision (default: align's, or --quantize's)")
     ap.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: the engine's)")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"),

@@ -46,51 +46,48 @@ class Member(NamedTuple):
 
 def score_models(model_dirs: list[str], pairs_file: str, gold_file: str, precision: str | None) -> dict:
     """Task 1 of each written model alone and of the average of the first k models' cell probabilities
-    (k = 2 .. all), decided with each member's thresholds."""
+    (k = 2 .. all), decided with each member's thresholds (``crf_aligner.alignments_from``, as ``align`` decides)."""
     import numpy as np
 
-    from alignment_engine.crf_aligner import CRFAligner, decide, learned_scores_many, partial_labels, rows_from_matrix
+    from alignment_engine.crf_aligner import CRFAligner, alignments_from, learned_scores_many
     from alignment_engine.evaluation import evaluate
     from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
 
     pairs, gold = read_pairs_jsonl(pairs_file), read_alignment_tsv(gold_file)
-    probs: list[list[np.ndarray]] = []
-    thresholds: list[dict] = []
-    docs: list = []
+    members = [CRFAligner.load(model_dir, "cpu", precision=precision) for model_dir in model_dirs]
+    for model_dir, member in zip(model_dirs, members, strict=True):
+        if member.decoder is None or member.config != members[0].config:
+            raise SystemExit(f"{model_dir}: not a learned-decoder model of {model_dirs[0]}'s configuration")
+    docs = members[0].prepare(pairs)  # one configuration: the members share the features
+    decoded = [m.predict_docs(docs) for m in members]
+    probs = [learned_scores_many(docs, d, m.decoder) for d, m in zip(decoded, members, strict=True)]  # type: ignore[arg-type]
+    decs = decoded[0]  # with probabilities given, the decision reads only them and the features
 
-    def score(prob: list[np.ndarray], t: dict) -> dict:
-        rows = []
-        for doc, p in zip(docs, prob, strict=True):
-            pred = decide(p, float(t["marginal"]), bool(t.get("closure", False)), int(t.get("spans", 0)))
-            partial = partial_labels(pred, doc.lex, t.get("partial", {"group": True, "min_len_ratio": 0.0}))
-            rows += rows_from_matrix(doc.pair, pred, p, partial)
+    def score(prob: list[np.ndarray], member: CRFAligner) -> dict:
+        rows = [r for doc, dec, p in zip(docs, decs, prob, strict=True)
+                for r in alignments_from(doc, dec, member.thresholds, member.decoder, p)]
         e = evaluate(gold, rows, pairs)
         return {"task1": round(float(e["task1"]["f1"]), 4),
                 "recall_by_gold_shape": {k: round(float(v["recall"]), 3) for k, v in e["groups"]["gold"].items()}}
 
-    out: dict = {"precision": None, "members": [], "ensembles": []}
-    for model_dir in model_dirs:
-        aligner = CRFAligner.load(model_dir, "cpu", precision=precision)
-        if aligner.decoder is None:
-            raise SystemExit(f"{model_dir}: not a model with a learned decoder")
-        out["precision"] = aligner.semantic_precision
-        docs = aligner.prepare(pairs)
-        probs.append(learned_scores_many(docs, aligner.predict_docs(docs), aligner.decoder))
-        thresholds.append(aligner.thresholds)
-        out["members"].append({"model": model_dir, **score(probs[-1], thresholds[-1])})
-    for k in range(2, len(model_dirs) + 1):
+    out: dict = {"precision": members[0].semantic_precision,
+                 "members": [{"model": d, **score(p, m)} for d, p, m in zip(model_dirs, probs, members, strict=True)],
+                 "ensembles": []}
+    for k in range(2, len(members) + 1):
         mean = [np.mean([probs[m][i] for m in range(k)], axis=0) for i in range(len(docs))]
-        for m in range(k):
-            out["ensembles"].append({"models": k, "thresholds_of": model_dirs[m], **score(mean, thresholds[m])})
+        out["ensembles"] += [{"models": k, "thresholds_of": model_dirs[m], **score(mean, members[m])} for m in range(k)]
     return out
 
 
 def main() -> int:
+    from alignment_engine.crf_config import PRECISIONS
+
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default="", help="comma-separated written model directories: a whole-model ensemble")
     ap.add_argument("--pairs", help="with --models: the pairs JSONL to align")
     ap.add_argument("--gold", help="with --models: its gold TSV")
-    ap.add_argument("--precision", default=None, help="with --models: the sentence encoder's (default: align's)")
+    ap.add_argument("--precision", default=None, choices=PRECISIONS,
+                    help="with --models: the sentence encoder's (default: align's)")
     ap.add_argument("--cache-dir", default="var/ensemble")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--fit", type=int, action="append", default=[], help="cross-fit and train member M")

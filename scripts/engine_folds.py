@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-#: The corpora (``../shared/data``; ``SHARED_DATA`` names another folder).
-SHARED = Path(os.environ.get("SHARED_DATA") or ROOT.parent / "shared" / "data")
+from engine_data import DATA  # ../shared/data/deplain-web
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="folder for the fold files (created)")
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--seed", type=int, default=20261206)
-    ap.add_argument("--data", default=str(SHARED / "deplain-web"), help="folder with train_pairs.jsonl, train_gold.tsv")
+    ap.add_argument("--data", default=str(DATA), help="folder with train_pairs.jsonl, train_gold.tsv")
     args = ap.parse_args(argv)
     data, out = Path(args.data), Path(args.out)
     pairs = [line for line in (data / "train_pairs.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)

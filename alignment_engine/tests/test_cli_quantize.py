@@ -16,7 +16,7 @@ from alignment_engine.training import train_model
 
 def test_align_with_quantized_encoder(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from alignment_engine import e5_int8, e5_small
+    from alignment_engine import e5_int8, e5_small, semantic
 
     monkeypatch.setattr(e5_small, "native_bf16", lambda: False)
     pairs, gold = _tiny()
@@ -41,7 +41,11 @@ def test_align_with_quantized_encoder(tmp_path: Path, capsys: pytest.CaptureFixt
     monkeypatch.setattr(e5_int8, "available", lambda: True)
     argv = ["align", "--input", str(tmp_path / "pairs.jsonl"), "--output", str(tmp_path / "exact.tsv"),
             "--model", str(model_dir), "--device", "cpu"]
+    exact = semantic.shared_encoder("float32")
+    exact.clear()
+    monkeypatch.setattr(exact, "store", None)  # the product's embedding store (pipeline.apps) may hold them
     assert main([*argv, "--precision", "float32"]) == 0  # exactly as trained
+    assert pairs[0].simple_sentences()[0] in exact._cache  # embedded by the float32 encoder, not the default int8
     outputs["exact"] = read_alignment_tsv(tmp_path / "exact.tsv")
     capsys.readouterr()
     assert main([*argv, "--method", "sequence", "--precision", "int8"]) == 2  # a method without a sentence encoder
