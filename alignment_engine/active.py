@@ -221,16 +221,16 @@ def model_probabilities(aligner: Any, pairs: Sequence[Any]) -> list[CellProbabil
     """Per document pair the cell probabilities of a trained CRF aligner (``api.load_aligner("crf", dir)``):
     the learned decoder's P(aligned) when the model has one, else the larger of the two directions'
     exact marginals. Raises ValueError for an aligner without marginals (training-free or baseline)."""
-    if not hasattr(aligner, "predict_docs"):
+    if not hasattr(aligner, "member_decodings"):
         raise ValueError(f"the {getattr(aligner, 'name', 'given')} aligner has no posterior marginals; "
                          "uncertainty needs a trained CRF model")
-    from alignment_engine.crf_aligner import learned_scores_many
-
     out: list[CellProbabilities] = []
     for part in aligner.chunks(pairs):  # the aligner's own grouping (bounded documents and cells)
         docs = aligner.prepare(part)
-        decs = aligner.predict_docs(docs)
-        probs = learned_scores_many(docs, decs, aligner.decoder) if aligner.decoder is not None else [d.score for d in decs]
+        decodings = aligner.member_decodings(docs)  # a seed ensemble's probabilities are its members' average
+        decs = decodings[0]
+        probs = [d.score if p is None else p for d, p in
+                 zip(decs, aligner.cell_probabilities(docs, decodings), strict=True)]
         for dec, prob in zip(decs, probs, strict=True):
             out.append(CellProbabilities(np.asarray(prob, dtype=np.float64), dec.forward_marginals.astype(np.float64),
                                          dec.reverse_marginals.astype(np.float64)))

@@ -108,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="change one CRFConfig option (value parsed as JSON when possible), repeatable")
+    tr.add_argument("--workers", type=int, default=None, metavar="N",
+                    help="a seed ensemble (members > 1) trains its members in N processes at a time (default: the "
+                         "CPUs available; 1: one after the other, the same model)")
     _add_embeddings_cache(tr)
     _add_device(tr)
 
@@ -210,6 +213,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         return 0
     progress = Progress("train", not args.quiet, unit="step")
     try:
+        if args.workers is not None:
+            if args.workers < 1:
+                raise InputError(f"--workers must be at least 1, got {args.workers}")
+            options["workers"] = args.workers
         out = api.train(pairs, gold, dev_pairs, dev_gold, out_dir=args.out, seed=args.seed, device=args.device,
                         progress=progress, **options)
     finally:

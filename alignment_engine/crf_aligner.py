@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -537,6 +537,7 @@ class CRFAligner:
         self.chunk_size = CHUNK_DOCS
         self.chunk_cells = CHUNK_CELLS
         self.crf_batch = CRF_INFERENCE_BATCH
+        self.members: list[CRFAligner] = []  # the other members of a seed ensemble (config.members > 1)
 
     @classmethod
     def load(cls, model_dir: str | Path, device: str = "auto", quantize: bool = False,
@@ -546,7 +547,8 @@ class CRFAligner:
         default :func:`alignment_engine.semantic.alignment_precision` (int8 on a CPU for a model trained in float32,
         docs/engine-results.md Round 16), with ``quantize=True`` :func:`alignment_engine.semantic.fast_precision`.
         ``quantize=True`` also runs a cross-encoder int8-quantized (CPU). On a GPU (``device`` "cuda") the sentence
-        encoder of a float32 model runs there too, in float32 unless asked otherwise; int8 runs on the CPU."""
+        encoder of a float32 model runs there too, in float32 unless asked otherwise; int8 runs on the CPU.
+        A seed ensemble (``config.members`` > 1) loads its other members too (:meth:`add_members`)."""
         from alignment_engine import model_store
         from alignment_engine.encoders import CrossEncoder, configure_threads, resolve_device
 
@@ -584,7 +586,24 @@ class CRFAligner:
                 precision = fast_precision(dev.type) if quantize and trained == "float32" else alignment_precision(
                     trained, dev.type)
             aligner.use_precision(precision)
+        others = model_store.member_dirs(model_dir, meta)
+        if others:
+            try:
+                aligner.add_members([cls.load(d, device, quantize, aligner.semantic_precision if config.semantic else None)
+                                     for d in others])
+            except ModelError as e:
+                raise ModelError(f"{model_dir}: {e}") from None
         return aligner
+
+    def add_members(self, others: Sequence[CRFAligner]) -> None:
+        """Make this aligner a seed ensemble of itself (member 0, whose thresholds decide) and ``others``: models of
+        the same configuration, so that they share the features; their learned decoders' cell probabilities are
+        averaged (docs/engine-results.md, Round 17)."""
+        for k, other in enumerate(others, start=1):
+            if replace(other.config, members=1) != replace(self.config, members=1) or other.decoder is None:
+                raise ModelError(f"ensemble member {k} is not a learned-decoder model of member 0's configuration")
+            other.timings, other.counters = self.timings, self.counters  # one account of the time spent
+        self.members = list(others)
 
     def use_precision(self, precision: str) -> None:
         """Embed the semantic channels' sentences in ``precision`` from now on; the sentence encoder runs with the
@@ -594,6 +613,8 @@ class CRFAligner:
         device = "cpu" if precision == "int8" else self.device.type
         check_precision(precision, device)
         self.semantic_precision, self.semantic_device = precision, device
+        for member in getattr(self, "members", []):
+            member.use_precision(precision)
 
     def prepare(self, pairs: Sequence[DocPair], links: Sequence[list[tuple[int, int, float]]] | None = None,
                 progress: ProgressCallback | None = None) -> list[DocData]:
@@ -611,6 +632,24 @@ class CRFAligner:
             attach_extra(self.semi_model, dec, docs, self.config, self.mean, self.scale)  # type: ignore[arg-type]
         self.timings["crf"] = self.timings.get("crf", 0.0) + time.perf_counter() - t0
         return dec
+
+    def member_decodings(self, docs: Sequence[DocData]) -> list[list[Decoded]]:
+        """Every member's decodings of ``docs`` (member 0, this model, first; one list for a single model)."""
+        return [self.predict_docs(docs), *(member.predict_docs(docs) for member in self.members)]
+
+    def cell_probabilities(self, docs: Sequence[DocData], decodings: Sequence[list[Decoded]]
+                           ) -> list[np.ndarray | None]:
+        """(m, n) P(aligned) of every document under the learned decoder, averaged over the members of a seed
+        ensemble (``decodings``: :meth:`member_decodings`); None for each document of a rule-decoder model."""
+        if self.decoder is None or self.thresholds.get("combine") != LEARNED:
+            return [None] * len(docs)
+        t0 = time.perf_counter()
+        models = [self, *self.members]
+        per_member = [learned_scores_many(docs, decs, m.decoder) for m, decs in zip(models, decodings, strict=True)
+                      if m.decoder is not None]
+        out: list[np.ndarray | None] = [p[0] if len(p) == 1 else np.mean(p, axis=0) for p in zip(*per_member, strict=True)]
+        self.timings["decoder"] = self.timings.get("decoder", 0.0) + time.perf_counter() - t0
+        return out
 
     def chunks(self, pairs: Sequence[DocPair]) -> list[list[DocPair]]:
         """Consecutive groups of at most ``chunk_size`` documents and about ``chunk_cells`` sentence pairs
@@ -632,15 +671,12 @@ class CRFAligner:
     def align(self, pairs: Sequence[DocPair], progress: ProgressCallback | None = None) -> list[list[Alignment]]:
         out: list[list[Alignment]] = []
         total = len(pairs)
-        decoder = self.decoder if self.thresholds.get("combine") == LEARNED else None
         for part in self.chunks(pairs):
             docs = self.prepare(part)
-            decs = self.predict_docs(docs)
+            decodings = self.member_decodings(docs)
+            probs = self.cell_probabilities(docs, decodings)
             t0 = time.perf_counter()
-            probs: list[np.ndarray | None] = [None] * len(docs)
-            if decoder is not None:
-                probs = list(learned_scores_many(docs, decs, decoder))
-            for doc, dec, prob in zip(docs, decs, probs, strict=True):
+            for doc, dec, prob in zip(docs, decodings[0], probs, strict=True):
                 out.append(alignments_from(doc, dec, self.thresholds, self.decoder, prob))
             self.timings["decoder"] = self.timings.get("decoder", 0.0) + time.perf_counter() - t0
             if progress:

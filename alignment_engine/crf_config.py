@@ -77,6 +77,9 @@ class CRFConfig:
     span_widths: tuple[int, ...] = ()  # learned decoder: span decoding widths offered to cross-validation
     refit_with_dev: bool = True  # learned decoder with dev gold: score dev with a model trained on train alone,
     #                              then write the model retrained on train + dev (training.train_model; Round 11)
+    members: int = 3  # learned decoder: a seed ensemble of this many whole models (member k trained with seed + k,
+    #                   in parallel processes; their cell probabilities averaged, decided with member 0's thresholds:
+    #                   ensembles.py, Round 17); 1 is a single model
     # --- cross-encoder fine-tuning
     encoder_steps: int = 150
     encoder_freeze_layers: int = 3
@@ -97,6 +100,8 @@ class CRFConfig:
         if self.semantic_precision not in SEMANTIC_PRECISIONS:
             raise ValueError(f"semantic_precision must be one of {', '.join(SEMANTIC_PRECISIONS)}, "
                              f"got {self.semantic_precision!r}")
+        if int(self.members) < 1:
+            raise ValueError(f"members must be at least 1, got {self.members!r}")
         if self.paragraph_algorithm not in ("news", "wikipedia"):
             raise ValueError(f"paragraph_algorithm must be news or wikipedia, got {self.paragraph_algorithm!r}")
 
@@ -135,7 +140,7 @@ class CRFConfig:
 #: config without the key means this, whatever today's default is (``to_dict`` writes every option, so a
 #: model written since has the key).
 ADDED_LATER: dict[str, Any] = {"span_emission": False, "semicrf": False, "decoder_rounds": 1, "refit_with_dev": False,
-                               "semantic": False, "semantic_precision": "float32"}
+                               "semantic": False, "semantic_precision": "float32", "members": 1}
 
 #: What a format-1 model (written before these options existed) was trained with.
 FORMAT_1_BASE: dict[str, Any] = {"context_features": False, "decoder": "rule", "paragraph_step": False,

@@ -298,12 +298,13 @@ class E5Small(nn.Module):
         w = weights.tensors
         self.tokenizer = tokenizer
         self.word = weights.word
-        self.hidden, self.heads, self.eps = weights.hidden, weights.heads, weights.eps
+        self.hidden, self.heads, self.eps, self.ffn = weights.hidden, weights.heads, weights.eps, weights.ffn
         self.pos = nn.Parameter(torch.from_numpy(w["emb.pos"].reshape(-1, self.hidden)), requires_grad=False)
         self.type0 = nn.Parameter(torch.from_numpy(w["emb.type"][: self.hidden].copy()), requires_grad=False)
         self.eln = nn.LayerNorm(self.hidden, eps=weights.eps)
-        self.layers = nn.ModuleList(_Layer(self.hidden, weights.heads, weights.ffn, weights.eps)
-                                    for _ in range(weights.layers))
+        with torch.random.fork_rng(devices=[]):  # their random initial weights are overwritten below: draw nothing
+            self.layers = nn.ModuleList(_Layer(self.hidden, weights.heads, weights.ffn, weights.eps)
+                                        for _ in range(weights.layers))
         with torch.no_grad():
             self.eln.weight.copy_(torch.from_numpy(w["emb.ln.w"]))
             self.eln.bias.copy_(torch.from_numpy(w["emb.ln.b"]))
@@ -315,6 +316,15 @@ class E5Small(nn.Module):
         self.eval()
         self._int8: Int8Layers | None = None
         self._int8_lock = threading.Lock()  # one build when threads of a worker embed at once
+
+    def spend_construction_draws(self) -> None:
+        """Draw from torch's global generator exactly what constructing this network's layers drew before their
+        construction stopped drawing (``fork_rng`` above). A training whose process loaded the network during the
+        run (every fresh ``train``) drew it there, one that found it loaded did not, and the two trained different
+        models; :func:`alignment_engine.training._fit` now spends these draws in every run, so a model no longer
+        depends on what its process did before, and is the model every fresh ``train`` wrote."""
+        for _ in self.layers:
+            _Layer(self.hidden, self.heads, self.ffn, self.eps)
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> E5Small:

@@ -10,6 +10,8 @@ A model directory holds::
                    absent for emission="lexical"
     decoder.pkl the learned decoder (paragraph and cell classifiers, format 2 with
                    thresholds.combine = "learned")
+    members/1 ...  config.members > 1 (a seed ensemble, docs/engine-results.md Round 17): the directory itself is
+                   member 0, and members/k is member k, a whole single-model directory of its own
 
 Format versions: 2 (this engine) adds the context features, the learned decoder and the options of
 :class:`~alignment_engine.crf_config.CRFConfig` it needs; format 1 models (config without those
@@ -37,6 +39,7 @@ CRF_WEIGHTS = "crf.pt"
 SEMICRF_WEIGHTS = "semicrf.pt"  # config.semicrf: the semi-Markov CRFs (alignment_engine.semicrf.BiSemiCRF)
 DECODER_FILE = "decoder.pkl"
 ENCODER_DIR = "encoder"
+MEMBERS_DIR = "members"  # config.members > 1: members/1 ... members/<members - 1>
 KIND = "crf"
 
 
@@ -83,8 +86,25 @@ def save(out_dir: str | Path, *, model: torch.nn.Module, encoder, config: CRFCon
         "dev_metrics": dev_metrics,
         **(extra or {}),
     }
-    (out / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=False, default=_default) + "\n", encoding="utf-8")
+    write_meta(out, meta)
     return out
+
+
+def write_meta(out_dir: str | Path, meta: dict) -> None:
+    """(Re)write ``model.json`` of a model directory."""
+    (Path(out_dir) / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=False, default=_default) + "\n",
+                                           encoding="utf-8")
+
+
+def member_dir(model_dir: str | Path, member: int) -> Path:
+    """The directory of member ``member`` (>= 1) of a seed ensemble; member 0 is ``model_dir`` itself."""
+    return Path(model_dir) / MEMBERS_DIR / str(member)
+
+
+def member_dirs(model_dir: str | Path, meta: dict) -> list[Path]:
+    """The directories of the other members of a seed ensemble (``config.members`` > 1), member 1 first; [] for
+    a single model."""
+    return [member_dir(model_dir, k) for k in range(1, int(meta["config"].get("members", 1) or 1))]
 
 
 def _default(obj: object) -> object:
@@ -125,6 +145,13 @@ def read_meta(model_dir: str | Path) -> dict:
         raise ModelError(f"{path}: missing {DECODER_FILE} (the model decides with its learned decoder)")
     if meta["config"].get("emission") != "lexical" and not (path / ENCODER_DIR).is_dir():
         raise ModelError(f"{path}: missing {ENCODER_DIR}/ (the model's emission uses the cross-encoder)")
+    members = meta["config"].get("members", 1)
+    if not isinstance(members, int) or members < 1:
+        raise ModelError(f"{meta_path}: bad config: members must be a whole number >= 1, got {members!r}")
+    for member in member_dirs(path, meta):
+        if not (member / META_FILE).is_file():
+            raise ModelError(f"{path}: missing {member.relative_to(path)}/ (member {member.name} of its "
+                             f"{members}-model seed ensemble)")
     return meta
 
 

@@ -28,13 +28,14 @@ product sets it) also once across processes and runs (:class:`EmbeddingStore`, a
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import logging
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -114,6 +115,12 @@ def network(device: str = "cpu") -> E5Small:
     from alignment_engine.e5_small import E5Small
 
     return E5Small.load().to(device)
+
+
+def spend_load_draws() -> None:
+    """The torch random draws of loading the sentence encoder, whether or not this process has loaded it
+    (:meth:`alignment_engine.e5_small.E5Small.spend_construction_draws`)."""
+    network("cpu").spend_construction_draws()
 
 
 class SentenceEncoder:
@@ -199,6 +206,27 @@ def use_store(path: str | Path | EmbeddingStore | None) -> None:
         _STORE = path if isinstance(path, EmbeddingStore) else EmbeddingStore(path) if path else None
         for enc in _SHARED.values():
             enc.store = _STORE
+
+
+def store_path() -> str | None:
+    """The file of the process's embedding store (:func:`use_store`), None without one."""
+    return None if _STORE is None else str(_STORE.path)
+
+
+@contextlib.contextmanager
+def stored_in(path: str | None) -> Iterator[None]:
+    """Within the block, keep the process's embeddings in the store ``path`` (None: as they are); then the store of
+    before again. Stored vectors are those computed (float32 embeddings do not depend on their batch, e5_small), so
+    a store changes only the time spent."""
+    before = _STORE
+    if path is None or (before is not None and before.path == Path(path)):
+        yield
+        return
+    use_store(path)
+    try:
+        yield
+    finally:
+        use_store(before)
 
 
 def shared_encoder(precision: str = "float32", device: str = "cpu") -> SentenceEncoder:

@@ -27,12 +27,14 @@ and every CRF training loop), which keeps the float32 encoder fine-tuning reprod
 from __future__ import annotations
 
 import contextlib
+import os
 import random
+import shutil
 import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,7 @@ from alignment_engine.crf_aligner import (
     LEARNED,
     UNKNOWN,
     BiCRF,
+    CRFAligner,
     Decoded,
     DocData,
     alignments_from,
@@ -61,7 +64,7 @@ from alignment_engine.crf_config import CRFConfig
 from alignment_engine.encoders import training_threads
 from alignment_engine.evaluation import evaluate, paragraph_prf
 from alignment_engine.gold import gold_by_pair, gold_cells, gold_matrix, known_matrix, known_paragraphs, paragraph_links
-from alignment_engine.semantic import alignment_precision
+from alignment_engine.semantic import alignment_precision, spend_load_draws, store_path
 from alignment_engine.stacking import LearnedDecoder, fit_classifier, group_features, predict_proba
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
 
@@ -421,6 +424,7 @@ def train_model(
     config: CRFConfig | None = None,
     encoder_cache: dict[tuple[str, str], float] | None = None,
     unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None = None,
+    workers: int | None = None,
     **options: Any,
 ) -> Path:
     """Train the neural CRF aligner and write its model directory; return the directory.
@@ -443,6 +447,12 @@ def train_model(
     ``model.json`` says so under ``refit`` (the held-out model's data, cross-validation and thresholds);
     ``data`` counts what the written model was trained on. Aligning dev with it is no longer a held-out
     figure. The rule decoder tunes its thresholds on dev, so it is never refitted.
+
+    **A seed ensemble** (``members`` > 1, learned decoder): member k is the model this function writes with
+    ``members=1`` and seed ``seed + k`` (its held-out run and its refit); the members train in parallel processes,
+    ``workers`` at a time (default: the CPUs this process may use; 1 trains them one after the other, with the
+    same result); ``dev_metrics`` are the held-out figures of the members' averaged probabilities, as ``align``
+    decides them (:func:`_train_ensemble`).
     """
     cfg = (config or CRFConfig()).with_options(**options)
     if not train_pairs:
@@ -451,7 +461,14 @@ def train_model(
         if options.get("semicrf"):
             raise ValueError("semicrf=true needs decoder='learned' (the semi-Markov CRF feeds the learned decoder)")
         cfg = replace(cfg, semicrf=False)  # the default semicrf=true: the rule decoder has no use for it
+    if cfg.members > 1 and cfg.decoder != "learned":
+        if options.get("members", 1) > 1:
+            raise ValueError("members > 1 needs decoder='learned' (a seed ensemble averages learned-decoder probabilities)")
+        cfg = replace(cfg, members=1)  # the default ensemble: the rule decoder has no probabilities to average
     cache: dict[tuple[str, str], float] = encoder_cache if encoder_cache is not None else {}
+    if cfg.members > 1:
+        return _train_ensemble(train_pairs, train_gold, dev_pairs, dev_gold, out_dir, seed, device, progress, cfg,
+                               cache, unlabelled, workers)
     added = refit_additions(cfg, train_pairs, dev_pairs, dev_gold)
     if added is None:
         return _fit(train_pairs, train_gold, dev_pairs, dev_gold, out_dir, seed, device, progress, cfg, cache, unlabelled)
@@ -475,6 +492,163 @@ def train_model(
     }
     return _fit(both_pairs, both_gold, None, None, out_dir, seed, device, _shifted(progress, first, total), cfg,
                 cache, unlabelled, held_out=(held.get("dev_metrics", {}), refit))
+
+
+@dataclass(frozen=True)
+class MemberJob:
+    """One training run of a seed ensemble's member (a job of :func:`alignment_engine.parallel.run_jobs`)."""
+
+    member: int
+    data: str  # "train" (scored on dev when given) or "train + dev" (the refit)
+    seed: int
+    train_pairs: Sequence[DocPair]
+    train_gold: Sequence[Alignment]
+    dev_pairs: Sequence[DocPair] | None
+    dev_gold: Sequence[Alignment] | None
+    out: str
+    device: str
+    config: CRFConfig  # members=1
+    cache: dict[tuple[str, str], float]
+    unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None
+    store: str | None  # the members' shared embedding store (semantic.stored_in)
+
+
+@training_threads()
+def member_job(job: MemberJob, report: Callable[..., None]) -> str:
+    """Train one member (:func:`_fit`, as a single model of seed ``job.seed`` is trained); its directory."""
+    from alignment_engine.semantic import stored_in
+
+    with stored_in(job.store):
+        return str(_fit(job.train_pairs, job.train_gold, job.dev_pairs, job.dev_gold, job.out, job.seed, job.device,
+                        report, job.config, dict(job.cache), job.unlabelled))
+
+
+def default_workers() -> int:
+    """The CPUs this process may run on."""
+    with contextlib.suppress(AttributeError):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignment],
+                    dev_pairs: Sequence[DocPair] | None, dev_gold: Sequence[Alignment] | None, out_dir: str | Path,
+                    seed: int, device: str, progress: object, cfg: CRFConfig, cache: dict[tuple[str, str], float],
+                    unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None, workers: int | None) -> Path:
+    """:func:`train_model` for ``cfg.members`` > 1. Every member's runs (on train, scored on dev; then, with the
+    refit, on train + dev) are jobs of :func:`alignment_engine.parallel.run_jobs`; the members trained on train
+    alone are then loaded as one ensemble and score dev (the written ``dev_metrics``); the final members are
+    written as one directory (:mod:`alignment_engine.model_store`: member 0 in it, member k in ``members/k``),
+    replacing an earlier ensemble's members there. Nothing is written to ``out_dir`` before every job succeeded."""
+    n = int(cfg.members)
+    single = replace(cfg, members=1)
+    log = _logger(progress)
+    added = refit_additions(cfg, train_pairs, dev_pairs, dev_gold)
+    has_dev = bool(dev_pairs) and dev_gold is not None
+    shared = cache if not cfg.uses_encoder or cfg.encoder_init else {}  # as train_model's held_cache
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ensemble-") as tmp:
+        # the members embed the same sentences: one store for all (the caller's, else one for this run)
+        store = (store_path() or str(Path(tmp) / "embeddings.sqlite3")) if cfg.semantic else None
+
+        def job(k: int, data: str, pairs: Sequence[DocPair], gold: Sequence[Alignment],
+                d_pairs: Sequence[DocPair] | None, d_gold: Sequence[Alignment] | None) -> MemberJob:
+            out = str(Path(tmp) / f"{'refit' if d_pairs is None and added else 'train'}-{k}")
+            return MemberJob(k, data, seed + k, list(pairs), list(gold), None if d_pairs is None else list(d_pairs),
+                             None if d_gold is None else list(d_gold), out, device, single, dict(shared), unlabelled,
+                             store)
+
+        jobs = [job(k, "train", train_pairs, train_gold, dev_pairs, dev_gold) for k in range(n)]
+        if added is not None:
+            both_pairs, both_gold = [*train_pairs, *added[0]], [*train_gold, *added[1]]
+            jobs += [job(k, "train + dev", both_pairs, both_gold, None, None) for k in range(n)]
+        totals = [RunProgress.plan(None, single, len(j.train_pairs), j.dev_pairs is not None and has_dev).total
+                  for j in jobs]
+        done = [0] * len(jobs)
+        grand = sum(totals) + int(has_dev) + 1
+        used = max(1, min(default_workers() if workers is None else int(workers), len(jobs)))
+        log(f"seed ensemble of {n} models (seeds {seed}-{seed + n - 1}): {len(jobs)} training runs, {used} at a time")
+
+        def on_progress(i: int, value: int, total: int) -> None:
+            done[i] = round(value * totals[i] / max(total, 1))
+            if callable(progress):
+                with contextlib.suppress(TypeError):  # a message-only callback
+                    progress(sum(done), grand)
+
+        def on_log(i: int, msg: str) -> None:
+            log(f"member {jobs[i].member + 1}/{n} ({jobs[i].data}): {msg}")
+
+        from alignment_engine.parallel import run_jobs
+
+        outs = run_jobs(member_job, jobs, used, on_progress, on_log)
+        held = [model_store.read_meta(d) for d in outs[:n]]
+        dev_metrics: dict = {}
+        if has_dev:
+            log("scoring dev with the ensemble of the members trained on train (held out)")
+            aligner = CRFAligner.load(outs[0], "cpu")
+            aligner.add_members([CRFAligner.load(d, "cpu") for d in outs[1:n]])
+            dev_metrics = ensemble_dev_metrics(aligner, dev_pairs or [], dev_gold or [], unlabelled)
+            if callable(progress):
+                with contextlib.suppress(TypeError):
+                    progress(grand - 1, grand)
+        finals = outs[n:] if added is not None else outs[:n]
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(out / model_store.MEMBERS_DIR, ignore_errors=True)
+        shutil.copytree(finals[0], out, dirs_exist_ok=True)
+        for k in range(1, n):
+            shutil.copytree(finals[k], model_store.member_dir(out, k))
+    seconds = round(time.perf_counter() - t0, 2)
+    for k, member in enumerate([out, *model_store.member_dirs(out, {"config": {"members": n}})]):
+        meta = model_store.read_meta(member)
+        if added is not None:  # as train_model writes a refitted single model: the held-out run's figures
+            meta["dev_metrics"] = held[k].get("dev_metrics", {})
+            meta["refit"] = {"final_model": "train + dev",
+                             "held_out_model": {**{key: held[k].get(key, {}) for key in ("data", "cross_validation",
+                                                                                         "thresholds")},
+                                                "seconds": held[k].get("timings", {}).get("total_s")}}
+        if k == 0:
+            meta["config"] = cfg.to_dict()
+            meta["dev_metrics"] = dev_metrics
+            meta["ensemble"] = {"members": n, "seeds": [seed + j for j in range(n)], "workers": used,
+                                "seconds": seconds, "member_dev_metrics": [m.get("dev_metrics", {}) for m in held]}
+        model_store.write_meta(member, meta)
+    if callable(progress):
+        with contextlib.suppress(TypeError):
+            progress(grand, grand)
+    log(f"model written to {out} ({n} members, {seconds:.0f} s)")
+    return out
+
+
+def ensemble_dev_metrics(aligner: CRFAligner, dev_pairs: Sequence[DocPair], dev_gold: Sequence[Alignment],
+                         unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None) -> dict:
+    """Dev figures of an aligner as ``align`` decides (a seed ensemble's averaged probabilities), in the shape of
+    :func:`_fit`'s ``dev_metrics``; the paragraph links are the members' averaged paragraph-step probabilities at
+    member 0's threshold."""
+    from alignment_engine.gold import gold_paragraph_links
+
+    gold_links = None
+    if aligner.config.paragraphs == "gold":  # as _fit prepares dev
+        pos_dev, _ = gold_by_pair(dev_gold)
+        gold_links = [paragraph_links(pos_dev.get(p.pair_id, set())) for p in dev_pairs]
+    docs = aligner.prepare(dev_pairs, gold_links)
+    decodings = aligner.member_decodings(docs)
+    probs = aligner.cell_probabilities(docs, decodings)
+    pred = [alignments_from(doc, dec, aligner.thresholds, aligner.decoder, p)
+            for doc, dec, p in zip(docs, decodings[0], probs, strict=True)]
+    metrics = score_docs(dev_pairs, dev_gold, pred, unlabelled or {})
+    decoder = aligner.decoder
+    if decoder is not None:
+        models = [aligner, *aligner.members]
+        links: set[tuple[str, int, int]] = set()
+        for i, doc in enumerate(docs):
+            para = np.mean([paragraph_probabilities(doc, decs[i], m.decoder)  # type: ignore[arg-type]
+                            for m, decs in zip(models, decodings, strict=True)], axis=0)
+            links |= {(doc.pair.pair_id, int(c), int(s_))
+                      for s_, c in zip(*np.nonzero(para >= decoder.paragraph_threshold), strict=True)}
+        metrics["paragraphs"] = paragraph_prf(links, gold_paragraph_links(dev_pairs, dev_gold))
+    if aligner.config.semantic:
+        metrics["semantic_precision"] = aligner.semantic_precision
+    return metrics
 
 
 def refit_additions(cfg: CRFConfig, train_pairs: Sequence[DocPair], dev_pairs: Sequence[DocPair] | None,
@@ -568,6 +742,8 @@ def _fit(
     log("features and encoder scores of train")
     t0 = time.perf_counter()
     counters: dict[str, int] = {}
+    if cfg.semantic:  # where a fresh process loads the sentence encoder: the same draws in every run
+        spend_load_draws()
     train_docs = prepare_docs(train_pairs, cfg, encoder, links=links_for(train_pairs, pos_train), counters=counters,
                               enc_cache=cache)
     timings["train_features_s"] = time.perf_counter() - t0

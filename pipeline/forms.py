@@ -81,7 +81,7 @@ class AlignCorpusForm(forms.Form):
 
 
 #: Training options a web retrain may change (advanced settings); every other option keeps CRFConfig's default.
-RETRAIN_ADVANCED = ("emission", "crf_epochs", "encoder_steps")
+RETRAIN_ADVANCED = ("emission", "crf_epochs", "encoder_steps", "members")
 
 
 def crf_defaults() -> dict[str, Any]:
@@ -106,6 +106,9 @@ class RetrainForm(forms.Form):
     crf_epochs = forms.IntegerField(min_value=1, required=False, label="CRF epochs")
     encoder_steps = forms.IntegerField(min_value=1, required=False, label="encoder fine-tuning steps",
                                        help_text="only with an encoder emission")
+    members = forms.IntegerField(min_value=1, max_value=8, required=False, label="seed ensemble members",
+                                 help_text="models of seeds seed, seed + 1, ... trained in parallel and averaged; "
+                                           "1: a single model, trained and aligning faster")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -107,12 +107,23 @@ def definition_items(data: dict[str, Any], skip: Sequence[str] = ()) -> list[tup
 
 
 def training_options(version: ModelVersion) -> list[tuple[str, str, bool]]:
-    """Every CRFConfig option of a trained version: (name, value, differs from the default)."""
+    """Every CRFConfig option of a trained version: (name, value, differs from today's default). The values are
+    those its model directory's ``model.json`` stores (what trained it, even where a default has changed since);
+    without a readable directory, the options the job sent over today's defaults."""
+    from alignment_engine.api import read_model_meta
     from alignment_engine.crf_config import CRFConfig
+    from alignment_engine.errors import ModelError
 
-    train = (version.config or {}).get("train") or {}
     defaults = CRFConfig().to_dict()
-    return [(name, "—" if train.get(name, default) is None else str(train.get(name, default)), name in train and train[name] != default)
+    used = {**defaults, **((version.config or {}).get("train") or {})}
+    if version.path:
+        try:
+            stored = read_model_meta(version.path).get("config")
+        except ModelError:
+            stored = None
+        if isinstance(stored, dict):
+            used = {**defaults, **stored}
+    return [(name, "—" if used.get(name) is None else str(used.get(name)), used.get(name) != default)
             for name, default in defaults.items()]
 
 

@@ -50,20 +50,23 @@ def score_models(model_dirs: list[str], pairs_file: str, gold_file: str, precisi
     import numpy as np
 
     from alignment_engine.crf_aligner import CRFAligner, alignments_from, learned_scores_many
+    from alignment_engine.errors import ModelError
     from alignment_engine.evaluation import evaluate
     from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
 
     pairs, gold = read_pairs_jsonl(pairs_file), read_alignment_tsv(gold_file)
     members = [CRFAligner.load(model_dir, "cpu", precision=precision) for model_dir in model_dirs]
-    for model_dir, member in zip(model_dirs, members, strict=True):
-        if member.decoder is None or member.config != members[0].config:
-            raise SystemExit(f"{model_dir}: not a learned-decoder model of {model_dirs[0]}'s configuration")
-    docs = members[0].prepare(pairs)  # one configuration: the members share the features
-    decoded = [m.predict_docs(docs) for m in members]
+    ensemble = members[0]
+    try:
+        ensemble.add_members(members[1:])  # checks that they share member 0's configuration (and so its features)
+    except ModelError as e:
+        raise SystemExit(f"{','.join(model_dirs)}: {e}") from None
+    docs = ensemble.prepare(pairs)
+    decoded = ensemble.member_decodings(docs)
     probs = [learned_scores_many(docs, d, m.decoder) for d, m in zip(decoded, members, strict=True)]  # type: ignore[arg-type]
     decs = decoded[0]  # with probabilities given, the decision reads only them and the features
 
-    def score(prob: list[np.ndarray], member: CRFAligner) -> dict:
+    def score(prob: list[np.ndarray] | list[np.ndarray | None], member: CRFAligner) -> dict:
         rows = [r for doc, dec, p in zip(docs, decs, prob, strict=True)
                 for r in alignments_from(doc, dec, member.thresholds, member.decoder, p)]
         e = evaluate(gold, rows, pairs)
@@ -74,7 +77,8 @@ def score_models(model_dirs: list[str], pairs_file: str, gold_file: str, precisi
                  "members": [{"model": d, **score(p, m)} for d, p, m in zip(model_dirs, probs, members, strict=True)],
                  "ensembles": []}
     for k in range(2, len(members) + 1):
-        mean = [np.mean([probs[m][i] for m in range(k)], axis=0) for i in range(len(docs))]
+        ensemble.members = members[1:k]
+        mean = ensemble.cell_probabilities(docs, decoded[:k])  # the average `align` decides on
         out["ensembles"] += [{"models": k, "thresholds_of": model_dirs[m], **score(mean, members[m])} for m in range(k)]
     return out
 

@@ -170,6 +170,11 @@ def test_train_without_options_trains_the_default_config_and_align_uses_it(tmp_p
                  "--device", "cpu"]) == 0
     rows = read_alignment_tsv(out)
     assert rows and all(r.pair_id in {"a", "b"} for r in rows)
+    assert meta["ensemble"]["members"] == CRFConfig().members and (model / "members").is_dir()  # the default's
+    bad = main(["-q", "train", "--pairs", str(pairs_path), "--gold", str(gold_path), "--out", str(tmp_path / "w"),
+                "--workers", "0"])
+    assert bad == 2 and "--workers must be at least 1" in capsys.readouterr().err
+    assert not (tmp_path / "w").exists()
 
 
 def test_embeddings_cache_lets_a_second_align_embed_nothing_and_write_the_same_rows(tmp_path):
@@ -181,7 +186,7 @@ def test_embeddings_cache_lets_a_second_align_embed_nothing_and_write_the_same_r
 
     pairs, gold = _tiny()
     model = train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", crf_epochs=2, hidden=8,
-                        transition_hidden=4, semicrf_epochs=1, cv_folds=2)
+                        transition_hidden=4, semicrf_epochs=1, cv_folds=2, members=1)
     pairs_path, cache = tmp_path / "p.jsonl", tmp_path / "cache" / "emb.sqlite3"
     write_pairs_jsonl(pairs_path, pairs)
     # the encoder `align` embeds with by default (int8 on a CPU with ONNX Runtime)

@@ -22,7 +22,7 @@ def test_align_with_quantized_encoder(tmp_path: Path, capsys: pytest.CaptureFixt
     pairs, gold = _tiny()
     model_dir = train_model(
         pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu",
-        emission="encoder+lexical", encoder_steps=2, crf_epochs=2, hidden=8, transition_hidden=4,
+        emission="encoder+lexical", encoder_steps=2, crf_epochs=2, hidden=8, transition_hidden=4, members=1,
     )
     write_pairs_jsonl(tmp_path / "pairs.jsonl", pairs)
     outputs = {}

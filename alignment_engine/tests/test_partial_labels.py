@@ -183,7 +183,8 @@ def test_the_learned_decoder_trains_on_partial_labels(tmp_path, monkeypatch) -> 
                     [[f"Story {k} begins.", "A second sentence."], [f"Paragraph two of {k} says more.", "It ends."]])
             for k in range(4)]
     gold = [Alignment("aligned", d.simple_ids()[i], d.complex_ids()[i]) for d in docs for i in range(4) if i != 3]
-    cfg = CRFConfig(emission="lexical", decoder="learned", cv_folds=2, crf_epochs=2, hidden=8, transition_hidden=4)
+    cfg = CRFConfig(emission="lexical", decoder="learned", cv_folds=2, crf_epochs=2, hidden=8, transition_hidden=4,
+                    members=1)
     # (s3, c3) lies in the linked paragraph pair (1, 1); (s0, c3) in (0, 1), which holds no positive: unknown
     unlabelled = {d.pair_id: {(d.simple_ids()[3], d.complex_ids()[3]), (d.simple_ids()[0], d.complex_ids()[3])}
                   for d in docs[:2]}
@@ -267,7 +268,8 @@ def test_a_partially_labelled_dev_pair_stays_partial_when_the_model_is_refitted_
     dev_gold = [a for a in gold if a.pair_id == "d4"][:1]  # the second simple sentence of d4 is unlabelled
     train_gold = [a for a in gold if a.pair_id != "d4"]
     unlabelled = {"d4": {(dev.simple_ids()[1], dev.complex_ids()[1])}}
-    cfg = CRFConfig(emission="lexical", decoder="learned", cv_folds=2, crf_epochs=2, hidden=8, transition_hidden=4)
+    cfg = CRFConfig(emission="lexical", decoder="learned", cv_folds=2, crf_epochs=2, hidden=8, transition_hidden=4,
+                    members=1)
     part = train_model(docs[:4], train_gold, [dev], dev_gold, out_dir=tmp_path / "part", seed=0, device="cpu",
                        config=cfg, unlabelled=unlabelled)
     full = train_model(docs[:4], train_gold, [dev], dev_gold, out_dir=tmp_path / "full", seed=0, device="cpu",

@@ -119,7 +119,7 @@ def test_an_aligner_embeds_in_int8_on_a_cpu_by_default_in_float32_when_asked_and
 
     pairs, gold = _tiny()
     model_dir = train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", crf_epochs=2, hidden=8,
-                            transition_hidden=4, semicrf_epochs=1, cv_folds=2)
+                            transition_hidden=4, semicrf_epochs=1, cv_folds=2, members=1)
     meta = json.loads((model_dir / "model.json").read_text(encoding="utf-8"))
     assert meta["config"]["semantic"] and meta["config"]["semantic_precision"] == "float32"
     assert meta["semantic_encoder"] == semantic.ENCODER_NAME  # trained in float32
@@ -234,7 +234,7 @@ def test_a_model_trained_in_int8_embeds_in_int8_when_it_trains_and_when_it_align
     monkeypatch.setattr(int8, "store", None)  # the product's embedding store (pipeline.apps) may hold them already
     pairs, gold = _tiny()
     model_dir = train_model(pairs, gold, out_dir=tmp_path / "m", seed=0, device="cpu", crf_epochs=2, hidden=8,
-                            transition_hidden=4, semicrf_epochs=1, cv_folds=2, semantic_precision="int8")
+                            transition_hidden=4, semicrf_epochs=1, cv_folds=2, semantic_precision="int8", members=1)
     assert pairs[0].simple_sentences()[0] in int8._cache  # training embedded with the int8 encoder
     meta = json.loads((model_dir / "model.json").read_text(encoding="utf-8"))
     assert meta["config"]["semantic_precision"] == "int8" and "int8 through ONNX Runtime" in meta["semantic_encoder"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypedDict
 
 import numpy as np
@@ -24,9 +25,11 @@ class TrainingOptions(TypedDict):
     crf_epochs: int
     hidden: int
     transition_hidden: int
+    members: int
 
 
-FAST: TrainingOptions = {"emission": "lexical", "crf_epochs": 3, "hidden": 8, "transition_hidden": 4}
+#: single models (the default's seed ensemble has its own tests, test_ensembles.py)
+FAST: TrainingOptions = {"emission": "lexical", "crf_epochs": 3, "hidden": 8, "transition_hidden": 4, "members": 1}
 
 
 def _tiny() -> tuple[list[DocPair], list[Alignment]]:
@@ -631,6 +634,25 @@ def test_the_learned_decoder_fits_its_trees_with_one_blas_and_openmp_thread(tmp_
         assert seen and all({n for _, n in pools} == {1} for pools in seen)
         assert {api for api, _ in seen[0]} >= {"blas", "openmp"}
         assert {i["num_threads"] for i in threadpool_info()} == {2}
+
+
+def test_in_a_fresh_process_scikit_learns_own_openmp_is_held_at_one_thread_too():
+    """scikit-learn loads its own OpenMP library on first import: a process that trains before anything imported
+    it (`train`, an ensemble's worker) must still fit the trees on one thread."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from alignment_engine.encoders import training_threads\n"
+            "from threadpoolctl import threadpool_info\n"
+            "with training_threads():\n"
+            "    from sklearn.ensemble import HistGradientBoostingClassifier\n"
+            "    print(sorted({(i['internal_api'], i['num_threads']) for i in threadpool_info()}))\n")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=True)
+    pools = eval(out.stdout)  # noqa: S307 - our own print of a list of tuples
+    assert ("openmp", 1) in pools and {n for _, n in pools} == {1}
 
 
 def test_the_refit_fine_tunes_its_own_encoder_and_scores_with_it(tmp_path):

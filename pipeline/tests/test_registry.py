@@ -118,13 +118,17 @@ def test_retrain_form_sends_the_engine_defaults_unless_an_advanced_field_changed
     base = {"language": "en", "seed": 0, "ratios": "0.7,0.1,0.2"}
     # the page as shown (defaults filled in) and a bare POST both train CRFConfig() exactly
     for data in (base, base | {"emission": defaults.emission, "crf_epochs": defaults.crf_epochs,
-                               "encoder_steps": defaults.encoder_steps}):
+                               "encoder_steps": defaults.encoder_steps, "members": defaults.members}):
         form = RetrainForm(data)
         assert form.is_valid(), form.errors
         assert form.job_params()["config"] == {}
     form = RetrainForm(base | {"emission": "encoder", "encoder_steps": 50, "crf_epochs": defaults.crf_epochs})
     assert form.is_valid(), form.errors
     assert form.job_params()["config"] == {"emission": "encoder", "encoder_steps": 50}
+    form = RetrainForm(base | {"members": 1})  # a single model instead of the default's ensemble
+    assert form.is_valid(), form.errors
+    assert form.job_params()["config"] == ({"members": 1} if defaults.members != 1 else {})
+    assert not RetrainForm(base | {"members": 0}).is_valid()
     # encoder steps mean nothing without an encoder
     form = RetrainForm(base | {"emission": "lexical", "encoder_steps": 50})
     assert form.is_valid() and form.job_params()["config"] == {}
@@ -192,6 +196,21 @@ def test_model_page_shows_table_2_counts_and_configuration(client_for, researche
     assert "{&#x27;" not in html
     listing = client.get(reverse("pipeline:model_list")).content.decode()
     assert "F1 of retrained models over time" in listing and listing.count("<circle") == 8  # 2 versions x 4 series
+
+
+def test_model_page_shows_the_configuration_the_model_directory_stores(client_for, researcher, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """What trained the model, even where a default has changed since it was trained (its job sent no option)."""
+    import json
+
+    from alignment_engine.crf_config import CRFConfig
+
+    stored = {**CRFConfig().to_dict(), "members": 1 if CRFConfig().members != 1 else 3, "hidden": 16}
+    (tmp_path / "model.json").write_text(json.dumps({"format_version": 2, "kind": "crf", "config": stored}))
+    v = version("v1", path=str(tmp_path), config={"train": {}})
+    html = client_for(researcher).get(reverse("pipeline:model_detail", args=[v.pk])).content.decode()
+    assert f'<dt>members</dt><dd class="mono"><strong>{stored["members"]}</strong></dd>' in html
+    assert '<dt>hidden</dt><dd class="mono"><strong>16</strong></dd>' in html
+    assert f'<dt>crf_epochs</dt><dd class="mono">{CRFConfig().crf_epochs}</dd>' in html
 
 
 def test_retrain_ratios_refuse_nan_infinity_and_other_shapes(db) -> None:  # type: ignore[no-untyped-def]

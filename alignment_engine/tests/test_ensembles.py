@@ -1,0 +1,160 @@
+"""Seed ensembles of whole models (CRFConfig.members): training in worker processes, the model directory,
+alignment by averaged probabilities, the held-out dev figures."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from alignment_engine import model_store
+from alignment_engine.crf_aligner import CRFAligner, alignments_from, learned_scores_many
+from alignment_engine.errors import ModelError
+from alignment_engine.evaluation import evaluate
+from alignment_engine.tests.test_training import FAST, _crf_weights, _progress_recorder, _synthetic
+from alignment_engine.training import train_model
+
+
+def _split(n: int = 8) -> tuple[list, list, list, list]:
+    pairs, gold = _synthetic(n)
+    train, dev = pairs[: n - 2], pairs[n - 2:]
+    dev_ids = {p.pair_id for p in dev}
+    return train, [a for a in gold if a.pair_id not in dev_ids], dev, [a for a in gold if a.pair_id in dev_ids]
+
+
+def _same_weights(a: Path, b: Path) -> bool:
+    wa, wb = _crf_weights(a), _crf_weights(b)
+    return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Two-member ensembles of the same data: members trained in two worker processes, and in this process; and the
+    single models of seeds 2 and 3, with the same refit on train + dev."""
+    tmp = tmp_path_factory.mktemp("ensembles")
+    train, train_gold, dev, dev_gold = _split()
+    counts, lines, progress = _progress_recorder()
+    out = {
+        "procs": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "procs", seed=2, device="cpu",
+                             members=2, workers=2, progress=progress, cv_folds=2, **FAST),
+        "here": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "here", seed=2, device="cpu",
+                            members=2, workers=1, cv_folds=2, **FAST),
+        "seed2": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "seed2", seed=2, device="cpu", cv_folds=2, **FAST),
+        "seed3": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "seed3", seed=3, device="cpu", cv_folds=2, **FAST),
+        "held2": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "held2", seed=2, device="cpu",
+                             refit_with_dev=False, cv_folds=2, **FAST),
+        "held3": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "held3", seed=3, device="cpu",
+                             refit_with_dev=False, cv_folds=2, **FAST),
+    }
+    return {**out, "counts": counts, "lines": lines, "data": (train, train_gold, dev, dev_gold)}
+
+
+def test_member_k_is_the_single_model_of_seed_plus_k_in_processes_or_here(trained: dict) -> None:
+    procs, here = trained["procs"], trained["here"]
+    member = model_store.member_dir(procs, 1)
+    assert _same_weights(procs, trained["seed2"]) and _same_weights(member, trained["seed3"])
+    assert _same_weights(procs, here) and _same_weights(member, model_store.member_dir(here, 1))
+    assert not _same_weights(procs, member)  # two seeds, two models
+    meta, meta3 = (json.loads((d / "model.json").read_text()) for d in (member, trained["seed3"]))
+    # a member's own model.json is the single model's: its held-out dev figures and refit record
+    assert meta["config"] == meta3["config"] and meta["config"]["members"] == 1
+    assert meta["dev_metrics"] == meta3["dev_metrics"]
+    held, held3 = meta["refit"]["held_out_model"], meta3["refit"]["held_out_model"]
+    assert meta["refit"]["final_model"] == "train + dev" and {**held, "seconds": 0} == {**held3, "seconds": 0}
+    assert meta["thresholds"] == meta3["thresholds"]
+
+
+def test_the_ensembles_directory_and_model_json(trained: dict) -> None:
+    procs = trained["procs"]
+    meta = json.loads((procs / "model.json").read_text())
+    single = json.loads((trained["seed2"] / "model.json").read_text())
+    assert meta["config"] == {**single["config"], "members": 2}
+    assert meta["ensemble"]["members"] == 2 and meta["ensemble"]["seeds"] == [2, 3]
+    assert meta["ensemble"]["workers"] == 2
+    held = [json.loads((trained[k] / "model.json").read_text())["dev_metrics"] for k in ("held2", "held3")]
+    assert meta["ensemble"]["member_dev_metrics"] == held
+    assert meta["refit"]["final_model"] == "train + dev"
+    assert meta["refit"]["held_out_model"]["thresholds"] == json.loads((trained["held2"] / "model.json").read_text())[
+        "thresholds"]
+    assert meta["data"]["train_pairs"] == 8  # the written members saw train + dev
+    assert sorted(p.name for p in (procs / model_store.MEMBERS_DIR).iterdir()) == ["1"]
+
+
+def test_the_ensemble_aligns_by_its_members_averaged_probabilities_with_member_0s_thresholds(trained: dict) -> None:
+    train, _, dev, _ = trained["data"]
+    pairs = [*train, *dev]
+    ensemble = CRFAligner.load(trained["procs"], "cpu")
+    assert len(ensemble.members) == 1
+    a, b = CRFAligner.load(trained["seed2"], "cpu"), CRFAligner.load(trained["seed3"], "cpu")
+    docs = a.prepare(pairs)
+    decs_a, decs_b = a.predict_docs(docs), b.predict_docs(docs)
+    prob_a = learned_scores_many(docs, decs_a, a.decoder)  # type: ignore[arg-type]
+    prob_b = learned_scores_many(docs, decs_b, b.decoder)  # type: ignore[arg-type]
+    expected = [alignments_from(doc, dec, a.thresholds, a.decoder, (pa + pb) / 2)
+                for doc, dec, pa, pb in zip(docs, decs_a, prob_a, prob_b, strict=True)]
+    assert ensemble.align(pairs) == expected
+    assert expected != a.align(pairs) or expected != b.align(pairs)  # the average decides, not member 0 alone
+    probs = ensemble.cell_probabilities(docs, ensemble.member_decodings(docs))
+    assert all(p is not None and np.allclose(p, (pa + pb) / 2) for p, pa, pb in zip(probs, prob_a, prob_b, strict=True))
+
+
+def test_the_written_dev_figures_are_the_held_out_members_ensemble_as_align_decides(trained: dict) -> None:
+    _, _, dev, dev_gold = trained["data"]
+    meta = json.loads((trained["procs"] / "model.json").read_text())
+    held = CRFAligner.load(trained["held2"], "cpu")
+    held.add_members([CRFAligner.load(trained["held3"], "cpu")])
+    rows = [r for doc in held.align(dev) for r in doc]
+    scored = evaluate(dev_gold, rows, dev)
+    assert meta["dev_metrics"]["task1"] == pytest.approx({k: round(v, 6) if isinstance(v, float) else v
+                                                          for k, v in scored["task1"].items()})
+    assert meta["dev_metrics"]["semantic_precision"] == held.semantic_precision
+    assert "paragraphs" in meta["dev_metrics"]
+
+
+def test_one_progress_plan_over_every_member_run(trained: dict) -> None:
+    counts, lines = trained["counts"], trained["lines"]
+    totals = {t for _, t in counts}
+    assert len(totals) == 1
+    done = [d for d, _ in counts]
+    assert done[-1] == counts[-1][1] and done == sorted(done)
+    assert any(line.startswith("member 2/2 (train + dev): ") for line in lines)
+    assert any(line.startswith("seed ensemble of 2 models (seeds 2-3): 4 training runs, 2 at a time") for line in lines)
+
+
+def test_a_missing_member_is_a_model_error_naming_it(trained: dict, tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(trained["procs"], broken)
+    shutil.rmtree(model_store.member_dir(broken, 1))
+    with pytest.raises(ModelError, match=r"missing members/1/ \(member 1 of its 2-model seed ensemble\)"):
+        CRFAligner.load(broken, "cpu")
+    other = tmp_path / "other"
+    shutil.copytree(trained["procs"], other)
+    meta_path = model_store.member_dir(other, 1) / "model.json"
+    meta = json.loads(meta_path.read_text())
+    meta["config"]["semantic_precision"] = "int8"  # another configuration: the members could not share features
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match="member 1 is not a learned-decoder model of member 0's configuration"):
+        CRFAligner.load(other, "cpu")
+
+
+def test_retraining_into_an_ensembles_directory_leaves_no_stale_member(trained: dict, tmp_path: Path) -> None:
+    train, train_gold, dev, dev_gold = trained["data"]
+    out = tmp_path / "m"
+    shutil.copytree(trained["procs"], out)
+    (model_store.member_dir(out, 2)).mkdir(parents=True)  # as if an earlier ensemble had three members
+    train_model(train, train_gold, dev, dev_gold, out_dir=out, seed=2, device="cpu", members=2, workers=1,
+                refit_with_dev=False, cv_folds=2, **FAST)
+    assert sorted(p.name for p in (out / model_store.MEMBERS_DIR).iterdir()) == ["1"]
+    assert _same_weights(model_store.member_dir(out, 1), trained["held3"])
+
+
+def test_members_need_the_learned_decoder(tmp_path: Path) -> None:
+    train, train_gold, _, _ = _split()
+    with pytest.raises(ValueError, match="members > 1 needs decoder='learned'"):
+        train_model(train, train_gold, out_dir=tmp_path / "m", device="cpu", members=2, decoder="rule", **FAST)
+    with pytest.raises(ValueError, match="members must be at least 1"):
+        train_model(train, train_gold, out_dir=tmp_path / "m", device="cpu", members=0, **FAST)
