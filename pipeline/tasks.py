@@ -136,9 +136,9 @@ def _send(job_id: int | None, task: Any, *args: Any, queue: str | None = None) -
         return ""
 
 
-def _send_on_commit(job_id: int, task: Any, *args: Any) -> None:
+def _send_on_commit(job_id: int, task: Any, *args: Any, queue: str | None = None) -> None:
     def send() -> None:
-        if task_id := _send(job_id, task, *args):
+        if task_id := _send(job_id, task, *args, queue=queue):
             jobs.record_task(job_id, task_id)
 
     transaction.on_commit(send)
@@ -148,8 +148,9 @@ def enqueue_prepopulate(job: Job) -> None:
     _send_on_commit(job.pk, prepopulate_job, job.pk)
 
 
-def enqueue_retrain(job: Job) -> None:
-    _send_on_commit(job.pk, retrain_job, job.pk)
+def enqueue_retrain(job: Job, queue: str | None = None) -> None:
+    """``queue`` overrides the route (``train``), as for :func:`enqueue_run`."""
+    _send_on_commit(job.pk, retrain_job, job.pk, queue=queue)
 
 
 def enqueue_import(job: Job) -> None:

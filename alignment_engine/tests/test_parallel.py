@@ -108,3 +108,19 @@ def test_a_script_without_a_main_guard_can_run_jobs_in_workers(tmp_path: Path) -
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[9, 16]"
+
+
+def _in_a_daemon(out: str) -> None:
+    results = run_jobs(square, [5, 6], 2, lambda *a: None, lambda *a: None)
+    Path(out).write_text(repr([r for r, _ in results]))
+
+
+def test_a_daemonic_process_like_a_celery_pool_worker_can_run_jobs_in_workers(tmp_path: Path) -> None:
+    """multiprocessing forbids a daemonic process children of its own; the workers are plain subprocesses."""
+    import multiprocessing
+
+    proc = multiprocessing.get_context("spawn").Process(target=_in_a_daemon, args=(str(tmp_path / "out"),), daemon=True)
+    proc.start()
+    proc.join(120)
+    assert proc.exitcode == 0
+    assert (tmp_path / "out").read_text() == "[25, 36]"

@@ -147,6 +147,33 @@ def test_run_is_spread_over_three_workers(worker_env, tmp_path) -> None:  # type
 @pytest.mark.services
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
+def test_a_seed_ensemble_retrains_inside_a_real_prefork_worker(worker_env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The default model's members train in processes of their own, started from a Celery prefork pool's worker (a
+    daemonic process, which multiprocessing would refuse children)."""
+    import json
+
+    from pipeline.models import ModelVersion
+    from pipeline.services import retrain
+    from pipeline.tests.test_retrain import labelled_corpus
+
+    corpus = labelled_corpus()
+    job = retrain.create_job({"language": corpus.language, "device": "cpu",
+                              "config": {"emission": "lexical", "crf_epochs": 2, "members": 2}}, corpus=corpus)
+    queue = f"train-test-{uuid.uuid4().hex[:8]}"
+    with Workers(queue, 1, {**worker_env, "MODELS_DIR": str(tmp_path / "models")}, tmp_path) as workers:
+        workers.wait_ready()
+        tasks.enqueue_retrain(job, queue=queue)  # no atomic block here: sent at once
+        job = _wait_for_job(job.pk, workers, timeout=400)
+        assert job.status == Job.Status.SUCCEEDED, f"{job.error}\n{workers.tail()}"
+    version = ModelVersion.objects.get(pk=job.result["model_version"])
+    meta = json.loads((Path(version.path) / "model.json").read_text())
+    assert meta["ensemble"]["members"] == 2 and meta["ensemble"]["workers"] == min(len(os.sched_getaffinity(0)), 4)
+    assert (Path(version.path) / "members" / "1" / "model.json").is_file()
+
+
+@pytest.mark.services
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
 def test_worker_killed_mid_chunk_loses_and_duplicates_nothing(worker_env, tmp_path) -> None:  # type: ignore[no-untyped-def]
     corpus = build_corpus(n_articles=6)
     clean = align_corpus.plan_run(corpus, align_corpus.resolve_model(corpus, "tfidf"), chunk_size=2)
