@@ -94,12 +94,14 @@ def model_method(model_dir: str | Path) -> str:
 
 
 def load_aligner(method: str = DEFAULT_METHOD, model_dir: str | Path | None = None, device: str = "auto",
-                 threshold: float | None = None, quantize: bool = False, precision: str | None = None) -> Aligner:
+                 threshold: float | None = None, quantize: bool = False, precision: str | None = None,
+                 members: int | None = None) -> Aligner:
     """An aligner by method name (see :data:`METHODS`); ``model_dir`` for ``crf`` and optionally ``lr``/baselines.
 
     ``quantize`` (crf): int8 dynamic quantization of a cross-encoder (CPU), about 1.8x faster; ``precision`` (crf):
     the semantic channels' sentence encoder (default: int8 on a CPU where ONNX Runtime is installed for a model
-    trained in float32; see :meth:`alignment_engine.crf_aligner.CRFAligner.load`)."""
+    trained in float32; see :meth:`alignment_engine.crf_aligner.CRFAligner.load`); ``members`` (crf): the first k
+    members of a seed ensemble (default: all)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     if method == "crf":
@@ -107,7 +109,7 @@ def load_aligner(method: str = DEFAULT_METHOD, model_dir: str | Path | None = No
             raise ModelError("method 'crf' needs a trained model directory (--model DIR); see `train`")
         from alignment_engine.crf_aligner import CRFAligner  # heavy (torch); imported only when needed
 
-        return CRFAligner.load(model_dir, device=device, quantize=quantize, precision=precision)
+        return CRFAligner.load(model_dir, device=device, quantize=quantize, precision=precision, members=members)
     if method == "sequence":
         config = SequenceConfig()
         if model_dir is not None:

@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="crf: the semantic channels' sentence encoder (default: int8 on a CPU with ONNX Runtime, "
                          "float32 on a GPU, or as the model was trained; float32 embeds exactly as a float32 model "
                          "was trained, 3-4x slower on a CPU; docs/engine.md)")
+    al.add_argument("--members", type=int, default=None, metavar="K",
+                    help="crf: align with the first K members of a seed ensemble (default: all; 1: member 0 alone, the "
+                         "single model, faster)")
     al.add_argument("--threshold", type=float, help="override a baseline's similarity threshold")
     al.add_argument("--train-pairs", help="lr only: pairs JSONL to fit the logistic regression on")
     al.add_argument("--train-gold", help="lr only: gold TSV to fit the logistic regression on")
@@ -168,6 +171,8 @@ def cmd_align(args: argparse.Namespace) -> int:
     method = args.method or (api.model_method(args.model) if args.model else api.DEFAULT_METHOD)
     if args.precision and method != "crf":
         raise InputError(f"--precision applies to the crf method's sentence encoder, not to {method}")
+    if args.members is not None and method != "crf":
+        raise InputError(f"--members applies to the crf method's seed ensembles, not to {method}")
     if method == "lr" and (args.train_pairs or args.train_gold):
         if not (args.train_pairs and args.train_gold):
             raise InputError("--train-pairs and --train-gold go together")
@@ -176,7 +181,7 @@ def cmd_align(args: argparse.Namespace) -> int:
             aligner.threshold = args.threshold  # type: ignore[attr-defined]
     else:
         aligner = api.load_aligner(method, args.model, args.device, threshold=args.threshold, quantize=args.quantize,
-                                   precision=args.precision)
+                                   precision=args.precision, members=args.members)
         if args.quantize and method == "crf" and _semantic_stays_float32(aligner):
             print("note: --quantize leaves the sentence encoder in float32 here: this device computes no bf16 "
                   "natively and int8 needs the CPU and ONNX Runtime (docs/engine.md)", file=sys.stderr)

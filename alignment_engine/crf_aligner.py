@@ -541,14 +541,15 @@ class CRFAligner:
 
     @classmethod
     def load(cls, model_dir: str | Path, device: str = "auto", quantize: bool = False,
-             precision: str | None = None) -> CRFAligner:
+             precision: str | None = None, members: int | None = None) -> CRFAligner:
         """Load a model directory. The semantic channels' sentence encoder runs in ``precision`` (one of
         :data:`alignment_engine.crf_config.PRECISIONS`; "float32" embeds exactly as a float32 model was trained); by
         default :func:`alignment_engine.semantic.alignment_precision` (int8 on a CPU for a model trained in float32,
         docs/engine-results.md Round 16), with ``quantize=True`` :func:`alignment_engine.semantic.fast_precision`.
         ``quantize=True`` also runs a cross-encoder int8-quantized (CPU). On a GPU (``device`` "cuda") the sentence
         encoder of a float32 model runs there too, in float32 unless asked otherwise; int8 runs on the CPU.
-        A seed ensemble (``config.members`` > 1) loads its other members too (:meth:`add_members`)."""
+        A seed ensemble (``config.members`` > 1) loads its other members too (:meth:`add_members`); ``members`` = k
+        keeps its first k (1: member 0 alone, the single model of seed ``seed``, faster; default: all)."""
         from alignment_engine import model_store
         from alignment_engine.encoders import CrossEncoder, configure_threads, resolve_device
 
@@ -587,6 +588,10 @@ class CRFAligner:
                     trained, dev.type)
             aligner.use_precision(precision)
         others = model_store.member_dirs(model_dir, meta)
+        if members is not None:
+            if not 1 <= members <= len(others) + 1:
+                raise ModelError(f"{model_dir}: asked for {members} ensemble member(s); the model has {len(others) + 1}")
+            others = others[: members - 1]
         if others:
             try:
                 aligner.add_members([cls.load(d, device, quantize, aligner.semantic_precision if config.semantic else None)

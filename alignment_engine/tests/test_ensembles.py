@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import pytest
@@ -15,8 +16,20 @@ from alignment_engine import model_store
 from alignment_engine.crf_aligner import CRFAligner, alignments_from, learned_scores_many
 from alignment_engine.errors import ModelError
 from alignment_engine.evaluation import evaluate
-from alignment_engine.tests.test_training import FAST, _crf_weights, _progress_recorder, _synthetic
+from alignment_engine.tests.test_training import _crf_weights, _progress_recorder, _synthetic
 from alignment_engine.training import train_model
+
+
+class Small(TypedDict):
+    """test_training's fast options, without its members=1."""
+
+    emission: str
+    crf_epochs: int
+    hidden: int
+    transition_hidden: int
+
+
+SMALL: Small = {"emission": "lexical", "crf_epochs": 3, "hidden": 8, "transition_hidden": 4}
 
 
 def _split(n: int = 8) -> tuple[list, list, list, list]:
@@ -40,15 +53,17 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
     counts, lines, progress = _progress_recorder()
     out = {
         "procs": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "procs", seed=2, device="cpu",
-                             members=2, workers=2, progress=progress, cv_folds=2, **FAST),
+                             members=2, workers=2, progress=progress, cv_folds=2, **SMALL),
         "here": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "here", seed=2, device="cpu",
-                            members=2, workers=1, cv_folds=2, **FAST),
-        "seed2": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "seed2", seed=2, device="cpu", cv_folds=2, **FAST),
-        "seed3": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "seed3", seed=3, device="cpu", cv_folds=2, **FAST),
+                            members=2, workers=1, cv_folds=2, **SMALL),
+        "seed2": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "seed2", seed=2, device="cpu", members=1,
+                              cv_folds=2, **SMALL),
+        "seed3": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "seed3", seed=3, device="cpu", members=1,
+                              cv_folds=2, **SMALL),
         "held2": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "held2", seed=2, device="cpu",
-                             refit_with_dev=False, cv_folds=2, **FAST),
+                             refit_with_dev=False, members=1, cv_folds=2, **SMALL),
         "held3": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "held3", seed=3, device="cpu",
-                             refit_with_dev=False, cv_folds=2, **FAST),
+                             refit_with_dev=False, members=1, cv_folds=2, **SMALL),
     }
     return {**out, "counts": counts, "lines": lines, "data": (train, train_gold, dev, dev_gold)}
 
@@ -102,6 +117,28 @@ def test_the_ensemble_aligns_by_its_members_averaged_probabilities_with_member_0
     assert all(p is not None and np.allclose(p, (pa + pb) / 2) for p, pa, pb in zip(probs, prob_a, prob_b, strict=True))
 
 
+def test_align_with_fewer_members_uses_the_first_ones_and_one_is_member_0s_single_model(trained: dict, tmp_path: Path
+                                                                                      ) -> None:
+    from alignment_engine.cli import main
+    from alignment_engine.io import read_alignment_tsv, write_pairs_jsonl
+
+    train, _, dev, _ = trained["data"]
+    pairs = [*train, *dev]
+    one = CRFAligner.load(trained["procs"], "cpu", members=1)
+    assert one.members == [] and one.align(pairs) == CRFAligner.load(trained["seed2"], "cpu").align(pairs)
+    assert len(CRFAligner.load(trained["procs"], "cpu", members=2).members) == 1
+    with pytest.raises(ModelError, match=r"asked for 3 ensemble member\(s\); the model has 2"):
+        CRFAligner.load(trained["procs"], "cpu", members=3)
+    write_pairs_jsonl(tmp_path / "p.jsonl", pairs)
+    assert main(["-q", "align", "--input", str(tmp_path / "p.jsonl"), "--output", str(tmp_path / "one.tsv"),
+                 "--model", str(trained["procs"]), "--members", "1", "--device", "cpu"]) == 0
+    def key(rows: list) -> list[tuple[str, str, str]]:
+        return [(r.label, r.simple_id, r.complex_id) for r in rows]
+
+    assert key(read_alignment_tsv(tmp_path / "one.tsv")) == key([r for doc in one.align(pairs) for r in doc])
+    assert main(["-q", "align", "--input", str(tmp_path / "p.jsonl"), "--method", "sequence", "--members", "1"]) == 2
+
+
 def test_the_written_dev_figures_are_the_held_out_members_ensemble_as_align_decides(trained: dict) -> None:
     _, _, dev, dev_gold = trained["data"]
     meta = json.loads((trained["procs"] / "model.json").read_text())
@@ -147,7 +184,7 @@ def test_retraining_into_an_ensembles_directory_leaves_no_stale_member(trained: 
     shutil.copytree(trained["procs"], out)
     (model_store.member_dir(out, 2)).mkdir(parents=True)  # as if an earlier ensemble had three members
     train_model(train, train_gold, dev, dev_gold, out_dir=out, seed=2, device="cpu", members=2, workers=1,
-                refit_with_dev=False, cv_folds=2, **FAST)
+                refit_with_dev=False, cv_folds=2, **SMALL)
     assert sorted(p.name for p in (out / model_store.MEMBERS_DIR).iterdir()) == ["1"]
     assert _same_weights(model_store.member_dir(out, 1), trained["held3"])
 
@@ -155,6 +192,6 @@ def test_retraining_into_an_ensembles_directory_leaves_no_stale_member(trained: 
 def test_members_need_the_learned_decoder(tmp_path: Path) -> None:
     train, train_gold, _, _ = _split()
     with pytest.raises(ValueError, match="members > 1 needs decoder='learned'"):
-        train_model(train, train_gold, out_dir=tmp_path / "m", device="cpu", members=2, decoder="rule", **FAST)
+        train_model(train, train_gold, out_dir=tmp_path / "m", device="cpu", members=2, decoder="rule", **SMALL)
     with pytest.raises(ValueError, match="members must be at least 1"):
-        train_model(train, train_gold, out_dir=tmp_path / "m", device="cpu", members=0, **FAST)
+        train_model(train, train_gold, out_dir=tmp_path / "m", device="cpu", members=0, **SMALL)
