@@ -531,13 +531,13 @@ class CRFAligner:
         self.device = device
         self.timings: dict[str, float] = {}
         self.counters: dict[str, int] = {}
+        self.members: list[CRFAligner] = []  # the other members of a seed ensemble (config.members > 1)
         self.semantic_precision: str
         self.semantic_device: str
         self.use_precision(config.semantic_precision)  # as trained; load() sets the default
         self.chunk_size = CHUNK_DOCS
         self.chunk_cells = CHUNK_CELLS
         self.crf_batch = CRF_INFERENCE_BATCH
-        self.members: list[CRFAligner] = []  # the other members of a seed ensemble (config.members > 1)
 
     @classmethod
     def load(cls, model_dir: str | Path, device: str = "auto", quantize: bool = False,
@@ -587,7 +587,7 @@ class CRFAligner:
                 precision = fast_precision(dev.type) if quantize and trained == "float32" else alignment_precision(
                     trained, dev.type)
             aligner.use_precision(precision)
-        others = model_store.member_dirs(model_dir, meta)
+        others = model_store.member_dirs(model_dir, config.members)
         if members is not None:
             if not 1 <= members <= len(others) + 1:
                 raise ModelError(f"{model_dir}: asked for {members} ensemble member(s); the model has {len(others) + 1}")
@@ -618,7 +618,7 @@ class CRFAligner:
         device = "cpu" if precision == "int8" else self.device.type
         check_precision(precision, device)
         self.semantic_precision, self.semantic_device = precision, device
-        for member in getattr(self, "members", []):
+        for member in self.members:
             member.use_precision(precision)
 
     def prepare(self, pairs: Sequence[DocPair], links: Sequence[list[tuple[int, int, float]]] | None = None,

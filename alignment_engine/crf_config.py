@@ -79,7 +79,7 @@ class CRFConfig:
     #                              then write the model retrained on train + dev (training.train_model; Round 11)
     members: int = 3  # learned decoder: a seed ensemble of this many whole models (member k trained with seed + k,
     #                   in parallel processes; their cell probabilities averaged, decided with member 0's thresholds:
-    #                   ensembles.py, Round 17); 1 is a single model
+    #                   training.train_model, parallel.py, Round 17); 1 is a single model
     # --- cross-encoder fine-tuning
     encoder_steps: int = 150
     encoder_freeze_layers: int = 3

@@ -92,7 +92,7 @@ def training_threads() -> Iterator[None]:
         # scikit-learn brings its own OpenMP library, loaded on its first import: a limit set before that would not
         # reach it (a fresh process, e.g. `train` or an ensemble's worker, fitted the trees on every core)
         import sklearn.ensemble  # noqa: F401
-    if pinned:
+
         torch.set_num_threads(TRAINING_THREADS)
     try:
         # numpy's BLAS and scikit-learn's OpenMP (the learned decoder's trees) too: with their default of one

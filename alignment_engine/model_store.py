@@ -101,10 +101,10 @@ def member_dir(model_dir: str | Path, member: int) -> Path:
     return Path(model_dir) / MEMBERS_DIR / str(member)
 
 
-def member_dirs(model_dir: str | Path, meta: dict) -> list[Path]:
-    """The directories of the other members of a seed ensemble (``config.members`` > 1), member 1 first; [] for
-    a single model."""
-    return [member_dir(model_dir, k) for k in range(1, int(meta["config"].get("members", 1) or 1))]
+def member_dirs(model_dir: str | Path, members: int) -> list[Path]:
+    """The directories of the other members of a seed ensemble of ``members`` models (``config.members``), member 1
+    first; [] for a single model."""
+    return [member_dir(model_dir, k) for k in range(1, members)]
 
 
 def _default(obj: object) -> object:
@@ -148,7 +148,7 @@ def read_meta(model_dir: str | Path) -> dict:
     members = meta["config"].get("members", 1)
     if not isinstance(members, int) or members < 1:
         raise ModelError(f"{meta_path}: bad config: members must be a whole number >= 1, got {members!r}")
-    for member in member_dirs(path, meta):
+    for member in member_dirs(path, members):
         if not (member / META_FILE).is_file():
             raise ModelError(f"{path}: missing {member.relative_to(path)}/ (member {member.name} of its "
                              f"{members}-model seed ensemble)")

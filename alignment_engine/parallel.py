@@ -49,7 +49,10 @@ def run_jobs(target: Callable[[Any, Callable[..., None]], T], jobs: Sequence[Any
              on_progress: Callable[[int, int, int], None], on_log: Callable[[int, str], None]) -> list[T]:
     """``[target(job, report) for job in jobs]``, at most ``workers`` jobs at a time in worker processes."""
     if workers <= 1 or len(jobs) <= 1:
-        return [target(job, _reporter(i, on_progress, on_log)) for i, job in enumerate(jobs)]
+        def here(i: int) -> Callable[..., None]:
+            return lambda *args: _dispatch(i, _message(args), on_progress, on_log)
+
+        return [target(job, here(i)) for i, job in enumerate(jobs)]
     results: dict[int, T] = {}
     running: dict[int, _Worker] = {}
     pending = list(range(len(jobs)))
@@ -71,18 +74,15 @@ def run_jobs(target: Callable[[Any, Callable[..., None]], T], jobs: Sequence[Any
                         raise RuntimeError(f"job {i}: its worker process exited with code {code} without a result "
                                            "(killed, or out of memory?)")
                     continue
-                kind = message[0]
-                if kind == "progress":
-                    on_progress(i, message[1], message[2])
-                elif kind == "log":
-                    on_log(i, message[1])
-                elif kind == "done":
+                if message[0] == "done":
                     results[i] = message[1]
-                else:  # "error": the job's exception, or its description when the exception does not pickle
+                elif message[0] == "error":  # the job's exception, or its description when it does not pickle
                     error, trace = message[1], message[2]
                     if isinstance(error, BaseException):
                         raise error from RuntimeError(f"in job {i}:\n{trace}")
                     raise RuntimeError(f"job {i} failed: {error}\n{trace}")
+                else:
+                    _dispatch(i, message, on_progress, on_log)
     finally:
         for worker in running.values():
             worker.kill()
@@ -98,7 +98,6 @@ class _Worker:
         env = {**WORKER_ENV, **os.environ, EVENTS_FD: str(write_fd)}
         root = str(Path(__file__).resolve().parent.parent)  # wherever the parent imported the engine from
         env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
-        self.index = index
         self.proc = subprocess.Popen([sys.executable, "-m", "alignment_engine.parallel"], stdin=subprocess.PIPE,
                                      pass_fds=(write_fd,), env=env)
         os.close(write_fd)
@@ -140,15 +139,17 @@ class _Worker:
         os.close(self.events)
 
 
-def _reporter(index: int, on_progress: Callable[[int, int, int], None],
-              on_log: Callable[[int, str], None]) -> Callable[..., None]:
-    def report(*args: Any) -> None:
-        if len(args) == 2:
-            on_progress(index, int(args[0]), int(args[1]))
-        else:
-            on_log(index, str(args[0]))
+def _message(args: tuple) -> tuple:
+    """What a job's ``report(*args)`` says: ``("progress", done, total)`` or ``("log", message)``."""
+    return ("progress", int(args[0]), int(args[1])) if len(args) == 2 else ("log", str(args[0]))
 
-    return report
+
+def _dispatch(index: int, message: tuple, on_progress: Callable[[int, int, int], None],
+              on_log: Callable[[int, str], None]) -> None:
+    if message[0] == "progress":
+        on_progress(index, message[1], message[2])
+    else:
+        on_log(index, message[1])
 
 
 def _worker_main() -> None:
@@ -158,27 +159,20 @@ def _worker_main() -> None:
     def send(message: tuple) -> None:
         try:
             data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as e:  # noqa: BLE001 - an exception or result that does not pickle: its description
-            data = pickle.dumps(("error", f"{type(e).__name__}: {e} (in {message[0]!r})", ""))
+        except Exception as e:  # noqa: BLE001 - what does not pickle travels as its description
+            if message[0] == "error":  # the job's exception
+                message = ("error", f"{type(message[1]).__name__}: {message[1]}", message[2])
+            else:  # its result
+                message = ("error", f"its {message[0]!r} message does not pickle: {type(e).__name__}: {e}", "")
+            data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         events.write(_HEADER.pack(len(data)) + data)
         events.flush()
 
-    def report(*args: Any) -> None:
-        if len(args) == 2:
-            send(("progress", int(args[0]), int(args[1])))
-        else:
-            send(("log", str(args[0])))
-
     target, _index, job = pickle.load(sys.stdin.buffer)  # noqa: S301 - sent by our own parent
     try:
-        result = target(job, report)
+        result = target(job, lambda *args: send(_message(args)))
     except BaseException as e:  # noqa: BLE001 - every failure reaches the parent, which raises it
-        trace = traceback.format_exc()
-        try:
-            pickle.dumps(e)
-            send(("error", e, trace))
-        except Exception:  # noqa: BLE001
-            send(("error", f"{type(e).__name__}: {e}", trace))
+        send(("error", e, traceback.format_exc()))
         return
     send(("done", result))
     events.close()

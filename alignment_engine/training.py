@@ -142,6 +142,14 @@ def n_folds(cfg: CRFConfig, n_docs: int) -> int:
     return max(2, min(int(cfg.cv_folds), n_docs))
 
 
+def report_count(progress: object, done: int, total: int) -> None:
+    """``progress(done, total)`` when ``progress`` takes counts (the engine's ``ProgressCallback``); a callback
+    that takes only messages hears nothing."""
+    if callable(progress):
+        with contextlib.suppress(TypeError):  # a message-only callback
+            progress(done, total)
+
+
 class RunProgress:
     """Progress of one training run as one count: ``progress(done, total)`` in steps of the whole run.
 
@@ -185,9 +193,7 @@ class RunProgress:
         if value <= self.done:
             return
         self.done = value
-        if callable(self.progress):
-            with contextlib.suppress(TypeError):  # a message-only callback
-                self.progress(self.done, self.total)
+        report_count(self.progress, self.done, self.total)
 
     def finish(self, stage: str) -> None:
         self.at(stage, self.size[stage])
@@ -395,12 +401,15 @@ def fit_decoder(
     return decoder, thresholds, report
 
 
-def predicted_paragraph_links(docs: Sequence[DocData], decs: Sequence[Decoded], decoder: LearnedDecoder
+def predicted_paragraph_links(docs: Sequence[DocData], decs: Sequence[Decoded], decoder: LearnedDecoder,
+                              members: Sequence[tuple[Sequence[Decoded], LearnedDecoder]] = ()
                               ) -> set[tuple[str, int, int]]:
-    """(pair_id, complex paragraph, simple paragraph) the learned paragraph step links."""
+    """(pair_id, complex paragraph, simple paragraph) the learned paragraph step links; with a seed ensemble's other
+    ``members`` (their decodings and decoders), the members' probabilities averaged, at ``decoder``'s threshold."""
     out: set[tuple[str, int, int]] = set()
-    for doc, dec in zip(docs, decs, strict=True):
-        pr = paragraph_probabilities(doc, dec, decoder)
+    for i, doc in enumerate(docs):
+        probs = [paragraph_probabilities(doc, d[i], dec_) for d, dec_ in [(decs, decoder), *members]]
+        pr = probs[0] if len(probs) == 1 else np.mean(probs, axis=0)
         out |= {(doc.pair.pair_id, int(c), int(s_)) for s_, c in zip(*np.nonzero(pr >= decoder.paragraph_threshold), strict=True)}
     return out
 
@@ -552,7 +561,7 @@ def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignme
 
         def job(k: int, data: str, pairs: Sequence[DocPair], gold: Sequence[Alignment],
                 d_pairs: Sequence[DocPair] | None, d_gold: Sequence[Alignment] | None) -> MemberJob:
-            out = str(Path(tmp) / f"{'refit' if d_pairs is None and added else 'train'}-{k}")
+            out = str(Path(tmp) / f"{'train' if data == 'train' else 'refit'}-{k}")
             return MemberJob(k, data, seed + k, list(pairs), list(gold), None if d_pairs is None else list(d_pairs),
                              None if d_gold is None else list(d_gold), out, device, single, dict(shared), unlabelled,
                              store)
@@ -570,9 +579,7 @@ def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignme
 
         def on_progress(i: int, value: int, total: int) -> None:
             done[i] = round(value * totals[i] / max(total, 1))
-            if callable(progress):
-                with contextlib.suppress(TypeError):  # a message-only callback
-                    progress(sum(done), grand)
+            report_count(progress, sum(done), grand)
 
         def on_log(i: int, msg: str) -> None:
             log(f"member {jobs[i].member + 1}/{n} ({jobs[i].data}): {msg}")
@@ -587,9 +594,7 @@ def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignme
             aligner = CRFAligner.load(outs[0], "cpu")
             aligner.add_members([CRFAligner.load(d, "cpu") for d in outs[1:n]])
             dev_metrics = ensemble_dev_metrics(aligner, dev_pairs or [], dev_gold or [], unlabelled)
-            if callable(progress):
-                with contextlib.suppress(TypeError):
-                    progress(grand - 1, grand)
+            report_count(progress, grand - 1, grand)
         finals = outs[n:] if added is not None else outs[:n]
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -598,7 +603,7 @@ def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignme
         for k in range(1, n):
             shutil.copytree(finals[k], model_store.member_dir(out, k))
     seconds = round(time.perf_counter() - t0, 2)
-    for k, member in enumerate([out, *model_store.member_dirs(out, {"config": {"members": n}})]):
+    for k, member in enumerate([out, *model_store.member_dirs(out, n)]):
         meta = model_store.read_meta(member)
         if added is not None:  # as train_model writes a refitted single model: the held-out run's figures
             meta["dev_metrics"] = held[k].get("dev_metrics", {})
@@ -612,9 +617,7 @@ def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignme
             meta["ensemble"] = {"members": n, "seeds": [seed + j for j in range(n)], "workers": used,
                                 "seconds": seconds, "member_dev_metrics": [m.get("dev_metrics", {}) for m in held]}
         model_store.write_meta(member, meta)
-    if callable(progress):
-        with contextlib.suppress(TypeError):
-            progress(grand, grand)
+    report_count(progress, grand, grand)
     log(f"model written to {out} ({n} members, {seconds:.0f} s)")
     return out
 
@@ -636,15 +639,10 @@ def ensemble_dev_metrics(aligner: CRFAligner, dev_pairs: Sequence[DocPair], dev_
     pred = [alignments_from(doc, dec, aligner.thresholds, aligner.decoder, p)
             for doc, dec, p in zip(docs, decodings[0], probs, strict=True)]
     metrics = score_docs(dev_pairs, dev_gold, pred, unlabelled or {})
-    decoder = aligner.decoder
-    if decoder is not None:
-        models = [aligner, *aligner.members]
-        links: set[tuple[str, int, int]] = set()
-        for i, doc in enumerate(docs):
-            para = np.mean([paragraph_probabilities(doc, decs[i], m.decoder)  # type: ignore[arg-type]
-                            for m, decs in zip(models, decodings, strict=True)], axis=0)
-            links |= {(doc.pair.pair_id, int(c), int(s_))
-                      for s_, c in zip(*np.nonzero(para >= decoder.paragraph_threshold), strict=True)}
+    if aligner.decoder is not None:
+        others = [(decs, m.decoder) for decs, m in zip(decodings[1:], aligner.members, strict=True)
+                  if m.decoder is not None]
+        links = predicted_paragraph_links(docs, decodings[0], aligner.decoder, others)
         metrics["paragraphs"] = paragraph_prf(links, gold_paragraph_links(dev_pairs, dev_gold))
     if aligner.config.semantic:
         metrics["semantic_precision"] = aligner.semantic_precision

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -124,3 +125,34 @@ def test_a_daemonic_process_like_a_celery_pool_worker_can_run_jobs_in_workers(tm
     proc.join(120)
     assert proc.exitcode == 0
     assert (tmp_path / "out").read_text() == "[25, 36]"
+
+
+class Unpicklable(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.lock = threading.Lock()  # cannot cross a process boundary
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        raise TypeError("cannot pickle this exception")
+
+
+def raise_unpicklable(job: int, report: Callable[..., None]) -> int:
+    raise Unpicklable(f"odd failure in {job}")
+
+
+def malloc_env(job: int, report: Callable[..., None]) -> tuple[str | None, str | None]:
+    return os.environ.get("MALLOC_MMAP_THRESHOLD_"), os.environ.get("MALLOC_TRIM_THRESHOLD_")
+
+
+def test_an_exception_that_does_not_pickle_arrives_as_its_description() -> None:
+    with pytest.raises(RuntimeError, match=r"job [01] failed: Unpicklable: odd failure in [78]"):
+        run_jobs(raise_unpicklable, [7, 8], 2, lambda *a: None, lambda *a: None)
+
+
+def test_workers_keep_freed_memory_unless_the_environment_says_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    from alignment_engine.parallel import WORKER_ENV
+
+    expected = (WORKER_ENV["MALLOC_MMAP_THRESHOLD_"], WORKER_ENV["MALLOC_TRIM_THRESHOLD_"])
+    assert run_jobs(malloc_env, [0, 1], 2, lambda *a: None, lambda *a: None) == [expected, expected]
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "1234")
+    assert run_jobs(malloc_env, [0, 1], 2, lambda *a: None, lambda *a: None)[0] == (expected[0], "1234")
