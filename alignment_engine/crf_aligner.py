@@ -632,20 +632,39 @@ class CRFAligner:
                             counters=self.counters, semantic_precision=self.semantic_precision,
                             semantic_device=self.semantic_device)
 
-    def predict_docs(self, docs: Sequence[DocData]) -> list[Decoded]:
-        t0 = time.perf_counter()
+    def sequences(self, docs: Sequence[DocData]) -> tuple[dict[str, list[Seq]], dict | None]:
+        """The CRFs' input sequences of ``docs``: the first-order CRF's, and the semi-Markov CRF's (None without it)."""
         seqs = {d: build_sequences(docs, d, self.config, self.mean, self.scale) for d in ("s2c", "c2s")}
+        if self.semi_model is None:
+            return seqs, None
+        from alignment_engine.semicrf import span_sequences
+
+        return seqs, span_sequences(docs, self.config, self.mean, self.scale)
+
+    def predict_docs(self, docs: Sequence[DocData],
+                     sequences: tuple[dict[str, list[Seq]], dict | None] | None = None) -> list[Decoded]:
+        """Both CRFs' decodings of ``docs`` (``sequences``: :meth:`sequences` of them when already built)."""
+        t0 = time.perf_counter()
+        seqs, span = sequences or self.sequences(docs)
         dec = decode(self.model, seqs, docs, batch_size=self.crf_batch)
         if self.semi_model is not None:
             from alignment_engine.semicrf import attach_extra
 
-            attach_extra(self.semi_model, dec, docs, self.config, self.mean, self.scale)  # type: ignore[arg-type]
+            attach_extra(self.semi_model, dec, docs, self.config, self.mean, self.scale, span)  # type: ignore[arg-type]
         self.timings["crf"] = self.timings.get("crf", 0.0) + time.perf_counter() - t0
         return dec
 
     def member_decodings(self, docs: Sequence[DocData]) -> list[list[Decoded]]:
-        """Every member's decodings of ``docs`` (member 0, this model, first; one list for a single model)."""
-        return [self.predict_docs(docs), *(member.predict_docs(docs) for member in self.members)]
+        """Every member's decodings of ``docs`` (member 0, this model, first; one list for a single model). Members
+        share the CRFs' input sequences when their normalisations are equal (the same train data gives the same)."""
+        if not self.members:
+            return [self.predict_docs(docs)]
+        t0 = time.perf_counter()
+        shared = self.sequences(docs)
+        self.timings["crf"] = self.timings.get("crf", 0.0) + time.perf_counter() - t0
+        same = [np.array_equal(m.mean, self.mean) and np.array_equal(m.scale, self.scale) for m in self.members]
+        return [self.predict_docs(docs, shared),
+                *(m.predict_docs(docs, shared if ok else None) for m, ok in zip(self.members, same, strict=True))]
 
     def cell_probabilities(self, docs: Sequence[DocData], decodings: Sequence[list[Decoded]]
                            ) -> list[np.ndarray | None]:

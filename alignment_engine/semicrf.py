@@ -480,11 +480,16 @@ def fit_semicrf(docs: Sequence, gold_mats: Sequence[np.ndarray], config: CRFConf
 
 
 def attach_extra(model: BiSemiCRF, decs: Sequence, docs: Sequence, config: CRFConfig, mean: np.ndarray,
-                 scale: np.ndarray) -> None:
+                 scale: np.ndarray, seqs: dict[str, list[SpanSeq]] | None = None) -> None:
     """Decode ``docs`` with the semi-Markov CRFs and store their channels in each first-order decoding's
-    ``extra`` (:func:`alignment_engine.stacking.extra_channels`), what the learned decoder reads."""
-    semi = decode_semicrf(model, {d: build_span_sequences(docs, d, config, mean, scale) for d in ("s2c", "c2s")}, docs)
-    set_extra(decs, semi)
+    ``extra`` (:func:`alignment_engine.stacking.extra_channels`), what the learned decoder reads. ``seqs``: the
+    documents' span sequences when already built (:func:`span_sequences`)."""
+    set_extra(decs, decode_semicrf(model, seqs or span_sequences(docs, config, mean, scale), docs))
+
+
+def span_sequences(docs: Sequence, config: CRFConfig, mean: np.ndarray, scale: np.ndarray) -> dict[str, list[SpanSeq]]:
+    """Both directions' :func:`build_span_sequences` of ``docs`` (to decode, no gold)."""
+    return {d: build_span_sequences(docs, d, config, mean, scale) for d in ("s2c", "c2s")}
 
 
 def set_extra(decs: Sequence, semi: Sequence) -> None:

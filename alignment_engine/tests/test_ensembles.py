@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict
 
@@ -251,3 +252,31 @@ def test_load_decides_with_the_decision_written_for_the_members_it_loads(trained
     del meta["ensemble"]["thresholds"]  # an ensemble written before its decision was chosen (stop 32): member 0's
     (model / "model.json").write_text(json.dumps(meta))
     assert CRFAligner.load(model, "cpu").thresholds == own
+
+
+def test_members_with_the_same_normalisation_share_the_crfs_sequences(trained: dict, monkeypatch: pytest.MonkeyPatch
+                                                                      ) -> None:
+    from alignment_engine import crf_aligner, semicrf
+
+    train, _, dev, _ = trained["data"]
+    ensemble = CRFAligner.load(trained["procs"], "cpu")
+    docs = ensemble.prepare([*train, *dev])
+    expected = ensemble.member_decodings(docs)
+    built: list[str] = []
+    def spy(name: str, real: Callable) -> Callable:
+        def counted(*args: object, **kwargs: object) -> object:
+            built.append(name)
+            return real(*args, **kwargs)
+        return counted
+
+    for module, name in ((crf_aligner, "build_sequences"), (semicrf, "build_span_sequences")):
+        monkeypatch.setattr(module, name, spy(name, getattr(module, name)))
+    again = ensemble.member_decodings(docs)
+    assert sorted(built) == ["build_sequences"] * 2 + ["build_span_sequences"] * 2  # once per direction, not per member
+    for decs, decs_again in zip(expected, again, strict=True):
+        assert all(np.array_equal(a.forward_marginals, b.forward_marginals)
+                   and np.array_equal(np.asarray(a.extra), np.asarray(b.extra)) for a, b in zip(decs, decs_again, strict=True))
+    built.clear()
+    ensemble.members[0].scale = ensemble.members[0].scale * 2  # another normalisation: its own sequences
+    ensemble.member_decodings(docs)
+    assert sorted(built) == ["build_sequences"] * 4 + ["build_span_sequences"] * 4
