@@ -300,7 +300,7 @@ def fit_decoder(
     rounds: int, seed: int, log: Callable[[str], None], span: bool = False, span_widths: Sequence[int] = (),
     known: Sequence[np.ndarray | None] | None = None,
     unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None = None,
-) -> tuple[LearnedDecoder, dict, dict, list[np.ndarray]]:
+) -> tuple[LearnedDecoder, dict, dict]:
     """Fit the paragraph and cell classifiers on out-of-fold CRF outputs (:func:`cross_fit`) and choose
     the cell threshold, group closure, the span decoding's width (``span_widths`` offered, 0 = off) and the
     Task 2 rule by cross-validation on train (the same folds).
