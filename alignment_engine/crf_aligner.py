@@ -549,8 +549,7 @@ class CRFAligner:
         ``quantize=True`` also runs a cross-encoder int8-quantized (CPU). On a GPU (``device`` "cuda") the sentence
         encoder of a float32 model runs there too, in float32 unless asked otherwise; int8 runs on the CPU.
         A seed ensemble (``config.members`` > 1) loads its other members too (:meth:`add_members`); ``members`` = k
-        keeps its first k (1: member 0 alone, the single model of seed ``seed``, faster; default: all) and decides
-        their average with the decision chosen for k members on train (``model.json`` ``ensemble.thresholds``)."""
+        keeps its first k (1: member 0 alone, the single model of seed ``seed``, faster; default: all)."""
         from alignment_engine import model_store
         from alignment_engine.encoders import CrossEncoder, configure_threads, resolve_device
 
@@ -599,16 +598,12 @@ class CRFAligner:
                                      for d in others])
             except ModelError as e:
                 raise ModelError(f"{model_dir}: {e}") from None
-            # the decision chosen on train for the average of these members (models written before Round 18: member 0's)
-            aligner.thresholds = meta.get("ensemble", {}).get("thresholds", {}).get(str(len(others) + 1),
-                                                                                    aligner.thresholds)
         return aligner
 
     def add_members(self, others: Sequence[CRFAligner]) -> None:
-        """Make this aligner a seed ensemble of itself (member 0) and ``others``: models of the same configuration,
-        so that they share the features; their learned decoders' cell probabilities are averaged (docs/engine-results.md,
-        Round 17) and decided with :attr:`thresholds` (member 0's until the caller sets the ensemble's, as
-        :meth:`load` does)."""
+        """Make this aligner a seed ensemble of itself (member 0, whose thresholds decide) and ``others``: models of
+        the same configuration, so that they share the features; their learned decoders' cell probabilities are
+        averaged (docs/engine-results.md, Round 17)."""
         for k, other in enumerate(others, start=1):
             if replace(other.config, members=1) != replace(self.config, members=1) or other.decoder is None:
                 raise ModelError(f"ensemble member {k} is not a learned-decoder model of member 0's configuration")

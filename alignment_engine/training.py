@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import random
 import shutil
 import tempfile
@@ -53,7 +52,6 @@ from alignment_engine.crf_aligner import (
     DocData,
     alignments_from,
     build_sequences,
-    decide,
     decode,
     doc_cell_features,
     doc_paragraph_features,
@@ -66,7 +64,6 @@ from alignment_engine.crf_config import CRFConfig
 from alignment_engine.encoders import training_threads
 from alignment_engine.evaluation import evaluate, paragraph_prf
 from alignment_engine.gold import gold_by_pair, gold_cells, gold_matrix, known_matrix, known_paragraphs, paragraph_links
-from alignment_engine.rows import rows_from_matrix
 from alignment_engine.semantic import alignment_precision, spend_load_draws, store_path
 from alignment_engine.stacking import LearnedDecoder, fit_classifier, group_features, predict_proba
 from alignment_engine.types import Alignment, DocPair, ProgressCallback
@@ -308,8 +305,7 @@ def fit_decoder(
     from labelled cells only, the paragraph classifier from paragraph pairs whose label is known
     (:func:`alignment_engine.gold.known_paragraphs`), and the threshold searches leave predictions on
     unknown cells and paragraph pairs out, so an unlabelled candidate is never read as not aligned.
-    Returns (decoder, thresholds, cross-validation report, the out-of-fold cell probabilities the thresholds were
-    chosen on: one (m, n) matrix per document, 0 outside the candidates)."""
+    Returns (decoder, thresholds, cross-validation report)."""
     k = max(fold) + 1 if fold else 1
     # paragraph step: out-of-fold paragraph probabilities (the cell classifier must see them as at inference)
     para_x = [doc_paragraph_features(doc, dec) for doc, dec in zip(docs, decs_all, strict=True)]
@@ -377,7 +373,17 @@ def fit_decoder(
     if len(group_models) < 2:
         group_model = group_models[0] if group_models else None
     no_partial = {"group": False, "min_len_ratio": 0.0}
-    thresholds, best_f1, table = choose_decision(pairs, probs, gold, span_widths, unlabelled)
+    best: tuple[float, dict] = (-1.0, {})
+    table: dict[str, dict] = {}
+    for use_closure, spans in [(False, 0), (True, 0)] + [(False, w) for w in span_widths]:
+        for t in CELL_THRESHOLDS:
+            th = {"combine": LEARNED, "marginal": t, "closure": use_closure, "spans": spans, "partial": no_partial}
+            pred = [alignments_from(doc, dec, th, prob=p) for doc, dec, p in zip(docs, decs_all, probs, strict=True)]
+            res = score_docs(pairs, gold, pred, unlabelled)
+            table[f"learned{'+closure' if use_closure else ''}{f'+spans{spans}' if spans else ''}@{t}"] = res["task1"]
+            if res["task1"]["f1"] > best[0] + 1e-9:
+                best = (res["task1"]["f1"], th)
+    thresholds = dict(best[1])
     best2 = (-1.0, no_partial)
     for cand in PARTIAL_RULES:
         pred = [alignments_from(doc, dec, {**thresholds, "partial": cand}, prob=p)
@@ -387,33 +393,12 @@ def fit_decoder(
             best2 = (f2, cand)
     thresholds["partial"] = best2[1]
     thresholds["paragraph"] = best_para[1]
-    log(f"learned decoder (cross-validated on train): Task 1 F1 {best_f1:.3f} with {thresholds}")
+    log(f"learned decoder (cross-validated on train): Task 1 F1 {best[0]:.3f} with {thresholds}")
     decoder = LearnedDecoder(paragraph_model, cell_model, paragraph_step, group_model,
                              float(thresholds["marginal"]), float(best_para[1]), bool(thresholds["closure"]), span)
-    report = {"folds": k, "task1_f1": best_f1, "rules": table, "paragraph": para_report,
+    report = {"folds": k, "task1_f1": best[0], "rules": table, "paragraph": para_report,
               "paragraph_threshold": best_para[1]}
-    return decoder, thresholds, report, probs
-
-
-def choose_decision(pairs: Sequence[DocPair], probs: Sequence[np.ndarray], gold: Sequence[Alignment],
-                    span_widths: Sequence[int] = (), unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None = None,
-                    ) -> tuple[dict, float, dict]:
-    """The learned decoder's Task 1 decision on out-of-fold cell probabilities ``probs`` (one (m, n) matrix per pair):
-    the cell threshold, group closure and span width (``span_widths`` offered; 0 = off) with the best Task 1 F1 of
-    ``pairs`` against ``gold`` (predictions on ``unlabelled`` cells left out). Returns (thresholds, that F1, the
-    table of every choice's Task 1 figures); the Task 2 rule is left to the caller (no partial labels here)."""
-    no_partial = {"group": False, "min_len_ratio": 0.0}
-    best: tuple[float, dict] = (-1.0, {})
-    table: dict[str, dict] = {}
-    for use_closure, spans in [(False, 0), (True, 0)] + [(False, w) for w in span_widths]:
-        for t in CELL_THRESHOLDS:
-            pred = [rows_from_matrix(pair, decide(p, t, use_closure, spans), p) for pair, p in zip(pairs, probs, strict=True)]
-            res = score_docs(pairs, gold, pred, unlabelled)
-            table[f"learned{'+closure' if use_closure else ''}{f'+spans{spans}' if spans else ''}@{t}"] = res["task1"]
-            if res["task1"]["f1"] > best[0] + 1e-9:
-                best = (res["task1"]["f1"], {"combine": LEARNED, "marginal": t, "closure": use_closure, "spans": spans,
-                                             "partial": no_partial})
-    return dict(best[1]), best[0], table
+    return decoder, thresholds, report
 
 
 def predicted_paragraph_links(docs: Sequence[DocData], decs: Sequence[Decoded], decoder: LearnedDecoder,
@@ -535,7 +520,6 @@ class MemberJob:
     cache: dict[tuple[str, str], float]
     unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None
     store: str | None  # the members' shared embedding store (semantic.stored_in)
-    oof: str  # where the run writes its out-of-fold cell probabilities of train (write_oof)
 
 
 @training_threads()
@@ -545,7 +529,7 @@ def member_job(job: MemberJob, report: Callable[..., None]) -> str:
 
     with stored_in(job.store):
         return str(_fit(job.train_pairs, job.train_gold, job.dev_pairs, job.dev_gold, job.out, job.seed, job.device,
-                        report, job.config, dict(job.cache), job.unlabelled, keep_oof=job.oof))
+                        report, job.config, dict(job.cache), job.unlabelled))
 
 
 def default_workers() -> int:
@@ -580,7 +564,7 @@ def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignme
             out = str(Path(tmp) / f"{'train' if data == 'train' else 'refit'}-{k}")
             return MemberJob(k, data, seed + k, list(pairs), list(gold), None if d_pairs is None else list(d_pairs),
                              None if d_gold is None else list(d_gold), out, device, single, dict(shared), unlabelled,
-                             store, out + ".oof.pkl")
+                             store)
 
         jobs = [job(k, "train", train_pairs, train_gold, dev_pairs, dev_gold) for k in range(n)]
         if added is not None:
@@ -604,23 +588,14 @@ def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignme
 
         outs = run_jobs(member_job, jobs, used, on_progress, on_log)
         held = [model_store.read_meta(d) for d in outs[:n]]
-        held_choice = ensemble_decisions(train_pairs, train_gold, [read_oof(j.oof) for j in jobs[:n]],
-                                         held[0]["thresholds"], cfg.span_widths, unlabelled, log)
         dev_metrics: dict = {}
         if has_dev:
             log("scoring dev with the ensemble of the members trained on train (held out)")
             aligner = CRFAligner.load(outs[0], "cpu")
             aligner.add_members([CRFAligner.load(d, "cpu") for d in outs[1:n]])
-            aligner.thresholds = held_choice["thresholds"][str(n)]
             dev_metrics = ensemble_dev_metrics(aligner, dev_pairs or [], dev_gold or [], unlabelled)
             report_count(progress, grand - 1, grand)
         finals = outs[n:] if added is not None else outs[:n]
-        final_choice = held_choice
-        if added is not None:
-            final_choice = ensemble_decisions(jobs[n].train_pairs, jobs[n].train_gold,
-                                              [read_oof(j.oof) for j in jobs[n:]],
-                                              model_store.read_meta(finals[0])["thresholds"], cfg.span_widths,
-                                              unlabelled, log)
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(out / model_store.MEMBERS_DIR, ignore_errors=True)
@@ -640,44 +615,10 @@ def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignme
             meta["config"] = cfg.to_dict()
             meta["dev_metrics"] = dev_metrics
             meta["ensemble"] = {"members": n, "seeds": [seed + j for j in range(n)], "workers": used,
-                                "seconds": seconds, "member_dev_metrics": [m.get("dev_metrics", {}) for m in held],
-                                **final_choice}
-            if added is not None:
-                meta["ensemble"]["held_out"] = held_choice
+                                "seconds": seconds, "member_dev_metrics": [m.get("dev_metrics", {}) for m in held]}
         model_store.write_meta(member, meta)
     report_count(progress, grand, grand)
     log(f"model written to {out} ({n} members, {seconds:.0f} s)")
-    return out
-
-
-def write_oof(path: str | Path, pairs: Sequence[DocPair], probs: Sequence[np.ndarray]) -> None:
-    """Write out-of-fold cell probabilities (one matrix per pair, :func:`fit_decoder`'s) keyed by pair id."""
-    Path(path).write_bytes(pickle.dumps({p.pair_id: prob for p, prob in zip(pairs, probs, strict=True)}))
-
-
-def read_oof(path: str | Path) -> dict[str, np.ndarray]:
-    """What :func:`write_oof` wrote (a file of this run's own worker: nothing from outside is unpickled)."""
-    return dict(pickle.loads(Path(path).read_bytes()))
-
-
-def ensemble_decisions(pairs: Sequence[DocPair], gold: Sequence[Alignment], oofs: Sequence[Mapping[str, np.ndarray]],
-                       base: dict, span_widths: Sequence[int],
-                       unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None,
-                       log: Callable[[str], None] = lambda _: None) -> dict:
-    """The decision of the ensembles of the first k members (k = 2 .. len(oofs)), chosen as :func:`fit_decoder`
-    chooses a single model's (:func:`choose_decision`) on the average of the members' out-of-fold cell probabilities
-    of ``pairs`` (each member's own cross-fit: every probability of a document comes from models that did not see
-    it). An average is less extreme than one member's probabilities, so member 0's threshold is not the best for it.
-    The Task 2 rule and the paragraph threshold stay member 0's (``base``). Returns ``{"thresholds": {str(k): ...},
-    "cross_validation": {str(k): Task 1 F1}}``."""
-    out: dict = {"thresholds": {}, "cross_validation": {}}
-    for k in range(2, len(oofs) + 1):
-        probs = [np.mean([oof[p.pair_id] for oof in oofs[:k]], axis=0) for p in pairs]
-        chosen, f1, _ = choose_decision(pairs, probs, gold, span_widths, unlabelled)
-        out["thresholds"][str(k)] = {**base, **{key: chosen[key] for key in ("combine", "marginal", "closure", "spans")}}
-        out["cross_validation"][str(k)] = f1
-        log(f"ensemble of {k} (cross-validated on train, the members' out-of-fold probabilities averaged): "
-            f"Task 1 F1 {f1:.3f} at {chosen['marginal']} (closure {chosen['closure']}, spans {chosen['spans']})")
     return out
 
 
@@ -749,12 +690,9 @@ def _fit(
     cache: dict[tuple[str, str], float],
     unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None,
     held_out: tuple[dict, dict] | None = None,
-    keep_oof: str | None = None,
 ) -> Path:
     """One training run of :func:`train_model` on ``train_pairs`` (scored on dev when given). ``held_out``:
-    the dev figures of the model trained without dev, and the ``refit`` record, for the refitted model.
-    ``keep_oof``: a file to write the learned decoder's out-of-fold cell probabilities of train to
-    (:func:`write_oof`; a seed ensemble chooses its own decision on their average)."""
+    the dev figures of the model trained without dev, and the ``refit`` record, for the refitted model."""
     from alignment_engine.encoders import CrossEncoder, resolve_device
 
     set_seed(seed)
@@ -835,11 +773,9 @@ def _fit(
                                              lambda msg: semi_epochs("(final) " + msg), None, known)
             timings["semicrf_s"] = time.perf_counter() - t1
             run.finish("semicrf")
-        decoder, thresholds, extra["cross_validation"], oof_probs = fit_decoder(
+        decoder, thresholds, extra["cross_validation"] = fit_decoder(
             train_docs, oof, fold, gold_mats, train_pairs, train_gold, pos_train, cfg.paragraph_step,
             cfg.decoder_rounds, seed, log, cfg.span_features, cfg.span_widths, known, open_cells)
-        if keep_oof:
-            write_oof(keep_oof, train_pairs, oof_probs)
         timings["cross_fit_s"] = time.perf_counter() - t0
         run.finish("decoder")
     model = BiCRF.for_config(cfg)

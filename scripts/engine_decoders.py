@@ -163,7 +163,7 @@ def main() -> int:
         if wanted and name not in wanted:
             continue
         t1 = time.perf_counter()
-        decoder, th, cv, _ = fit_decoder(docs, oof, fold, gold_mats, tp, tg, pos, step, rounds, args.seed,
+        decoder, th, cv = fit_decoder(docs, oof, fold, gold_mats, tp, tg, pos, step, rounds, args.seed,
                                       lambda m: None, span, widths)
         rows = [alignments_from(d, dec, th, decoder) for d, dec in zip(dev_docs, dev_decs, strict=True)]
         para = paragraph_prf(predicted_paragraph_links(dev_docs, dev_decs, decoder), gold_paragraph_links(dp, dg))

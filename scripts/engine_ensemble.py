@@ -168,7 +168,7 @@ def main() -> int:
             for dec, sd in zip(oof + dev, averaged(semi_used, "semi_oof") + averaged(semi_used, "semi_dev"), strict=True):
                 dec.extra = extra_channels(sd.forward_marginals, sd.reverse_marginals, sd.forward, sd.reverse)
             t0 = time.perf_counter()
-            decoder, th, cv, _ = training.fit_decoder(docs, oof, fold, gold_mats, tp, tg, pos, cfg.paragraph_step,
+            decoder, th, cv = training.fit_decoder(docs, oof, fold, gold_mats, tp, tg, pos, cfg.paragraph_step,
                                                    cfg.decoder_rounds, args.seed, lambda _: None)
             rows = [alignments_from(d, dec, th, decoder) for d, dec in zip(dev_docs, dev, strict=True)]
             res = training.score_docs(dp, dg, rows)

@@ -15,12 +15,10 @@ import torch
 
 from alignment_engine import model_store
 from alignment_engine.crf_aligner import CRFAligner, alignments_from, learned_scores_many
-from alignment_engine.crf_config import CRFConfig
 from alignment_engine.errors import ModelError
 from alignment_engine.evaluation import evaluate
 from alignment_engine.tests.test_training import _crf_weights, _progress_recorder, _synthetic
-from alignment_engine.training import _fit, choose_decision, ensemble_decisions, read_oof, train_model
-from alignment_engine.types import Alignment, DocPair
+from alignment_engine.training import train_model
 
 
 class Small(TypedDict):
@@ -63,12 +61,11 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
                               cv_folds=2, **SMALL),
         "seed3": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "seed3", seed=3, device="cpu", members=1,
                               cv_folds=2, **SMALL),
+        "held2": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "held2", seed=2, device="cpu",
+                             refit_with_dev=False, members=1, cv_folds=2, **SMALL),
+        "held3": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "held3", seed=3, device="cpu",
+                             refit_with_dev=False, members=1, cv_folds=2, **SMALL),
     }
-    # the held-out members (what train_model(refit_with_dev=False, members=1) runs), keeping their out-of-fold probabilities
-    single = CRFConfig().with_options(members=1, cv_folds=2, **SMALL)
-    for seed in (2, 3):
-        out[f"held{seed}"] = _fit(train, train_gold, dev, dev_gold, tmp / f"held{seed}", seed, "cpu", None, single, {},
-                                  None, keep_oof=str(tmp / f"held{seed}.oof.pkl"))
     return {**out, "counts": counts, "lines": lines, "data": (train, train_gold, dev, dev_gold)}
 
 
@@ -103,19 +100,17 @@ def test_the_ensembles_directory_and_model_json(trained: dict) -> None:
     assert sorted(p.name for p in (procs / model_store.MEMBERS_DIR).iterdir()) == ["1"]
 
 
-def test_the_ensemble_aligns_by_its_members_averaged_probabilities_with_its_own_decision(trained: dict) -> None:
+def test_the_ensemble_aligns_by_its_members_averaged_probabilities_with_member_0s_thresholds(trained: dict) -> None:
     train, _, dev, _ = trained["data"]
     pairs = [*train, *dev]
     ensemble = CRFAligner.load(trained["procs"], "cpu")
     assert len(ensemble.members) == 1
-    decision = json.loads((trained["procs"] / "model.json").read_text())["ensemble"]["thresholds"]["2"]
-    assert ensemble.thresholds == decision
     a, b = CRFAligner.load(trained["seed2"], "cpu"), CRFAligner.load(trained["seed3"], "cpu")
     docs = a.prepare(pairs)
     decs_a, decs_b = a.predict_docs(docs), b.predict_docs(docs)
     prob_a = learned_scores_many(docs, decs_a, a.decoder)  # type: ignore[arg-type]
     prob_b = learned_scores_many(docs, decs_b, b.decoder)  # type: ignore[arg-type]
-    expected = [alignments_from(doc, dec, decision, a.decoder, (pa + pb) / 2)
+    expected = [alignments_from(doc, dec, a.thresholds, a.decoder, (pa + pb) / 2)
                 for doc, dec, pa, pb in zip(docs, decs_a, prob_a, prob_b, strict=True)]
     assert ensemble.align(pairs) == expected
     assert expected != a.align(pairs) or expected != b.align(pairs)  # the average decides, not member 0 alone
@@ -132,7 +127,6 @@ def test_align_with_fewer_members_uses_the_first_ones_and_one_is_member_0s_singl
     pairs = [*train, *dev]
     one = CRFAligner.load(trained["procs"], "cpu", members=1)
     assert one.members == [] and one.align(pairs) == CRFAligner.load(trained["seed2"], "cpu").align(pairs)
-    assert one.thresholds == CRFAligner.load(trained["seed2"], "cpu").thresholds  # its own decision, not the ensemble's
     assert len(CRFAligner.load(trained["procs"], "cpu", members=2).members) == 1
     with pytest.raises(ModelError, match=r"asked for 3 ensemble member\(s\); the model has 2"):
         CRFAligner.load(trained["procs"], "cpu", members=3)
@@ -151,7 +145,6 @@ def test_the_written_dev_figures_are_the_held_out_members_ensemble_as_align_deci
     meta = json.loads((trained["procs"] / "model.json").read_text())
     held = CRFAligner.load(trained["held2"], "cpu")
     held.add_members([CRFAligner.load(trained["held3"], "cpu")])
-    held.thresholds = meta["ensemble"]["held_out"]["thresholds"]["2"]
     rows = [r for doc in held.align(dev) for r in doc]
     scored = evaluate(dev_gold, rows, dev)
     assert meta["dev_metrics"]["task1"] == pytest.approx({k: round(v, 6) if isinstance(v, float) else v
@@ -203,55 +196,6 @@ def test_members_need_the_learned_decoder(tmp_path: Path) -> None:
         train_model(train, train_gold, out_dir=tmp_path / "m", device="cpu", members=2, decoder="rule", **SMALL)
     with pytest.raises(ValueError, match="members must be at least 1"):
         train_model(train, train_gold, out_dir=tmp_path / "m", device="cpu", members=0, **SMALL)
-
-
-def test_the_ensembles_decision_is_chosen_on_its_members_averaged_out_of_fold_probabilities(trained: dict) -> None:
-    train, train_gold, _, _ = trained["data"]
-    meta = json.loads((trained["procs"] / "model.json").read_text())
-    tmp = trained["held2"].parent
-    oofs = [read_oof(tmp / f"held{seed}.oof.pkl") for seed in (2, 3)]
-    assert set(oofs[0]) == {p.pair_id for p in train}
-    base = json.loads((trained["held2"] / "model.json").read_text())["thresholds"]
-    again = ensemble_decisions(train, train_gold, oofs, base, CRFConfig().span_widths, None)
-    held = meta["ensemble"]["held_out"]
-    assert held["thresholds"] == again["thresholds"] and held["cross_validation"] == pytest.approx(again["cross_validation"])
-    chosen = held["thresholds"]["2"]
-    assert {k: chosen[k] for k in ("partial", "paragraph")} == {k: base[k] for k in ("partial", "paragraph")}
-    # the written (refitted) ensemble's decision was chosen the same way on train + dev
-    assert set(meta["ensemble"]["thresholds"]) == {"2"} and set(meta["ensemble"]["cross_validation"]) == {"2"}
-    assert 0.0 < meta["ensemble"]["cross_validation"]["2"] <= 1.0
-
-
-def test_ensemble_decisions_average_the_members_probabilities_before_choosing() -> None:
-    pairs = [DocPair(pid, complex=[["c0.", "c1."]], simple=[["s0.", "s1."]]) for pid in ("a", "b")]
-    gold = [Alignment("aligned", s, c) for p in pairs for s, c in zip(p.simple_ids(), p.complex_ids(), strict=True)]
-    eye = np.eye(2)
-    # member 0 alone: gold cells at .9 / .8, the others at .6, perfect from .65 to .8; member 1: gold .2 / .3, the
-    # others .1. On the average every gold cell is at .55 and every other at .35: member 0's .65 would find nothing
-    m0 = {"a": eye * 0.3 + 0.6, "b": eye * 0.2 + 0.6}
-    m1 = {"a": eye * 0.1 + 0.1, "b": eye * 0.2 + 0.1}
-    alone, f1_alone, _ = choose_decision(pairs, [m0["a"], m0["b"]], gold)
-    assert f1_alone == 1.0 and alone["marginal"] == 0.65
-    base = {**alone, "partial": {"group": True, "min_len_ratio": 0.0}, "paragraph": 0.4}
-    out = ensemble_decisions(pairs, gold, [m0, m1], base, (), None)
-    assert out["cross_validation"] == {"2": 1.0}
-    assert out["thresholds"]["2"] == {**base, "marginal": 0.4}  # the lowest threshold with the best F1; the rest member 0's
-    _, at_members, _ = choose_decision(pairs, [(m0[k] + m1[k]) / 2 for k in ("a", "b")], gold)
-    assert at_members == 1.0
-
-
-def test_load_decides_with_the_decision_written_for_the_members_it_loads(trained: dict, tmp_path: Path) -> None:
-    model = tmp_path / "m"
-    shutil.copytree(trained["procs"], model)
-    meta = json.loads((model / "model.json").read_text())
-    own = meta["thresholds"]
-    meta["ensemble"]["thresholds"]["2"] = {**own, "marginal": 0.95}
-    (model / "model.json").write_text(json.dumps(meta))
-    assert CRFAligner.load(model, "cpu").thresholds == {**own, "marginal": 0.95}
-    assert CRFAligner.load(model, "cpu", members=1).thresholds == own
-    del meta["ensemble"]["thresholds"]  # an ensemble written before its decision was chosen (stop 32): member 0's
-    (model / "model.json").write_text(json.dumps(meta))
-    assert CRFAligner.load(model, "cpu").thresholds == own
 
 
 def test_members_with_the_same_normalisation_share_the_crfs_sequences(trained: dict, monkeypatch: pytest.MonkeyPatch
