@@ -55,7 +55,8 @@ def score_models(model_dirs: list[str], pairs_file: str, gold_file: str, precisi
     from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
 
     pairs, gold = read_pairs_jsonl(pairs_file), read_alignment_tsv(gold_file)
-    members = [CRFAligner.load(model_dir, "cpu", precision=precision) for model_dir in model_dirs]
+    # each alone, with its own thresholds (a seed ensemble's directory is its member 0 here)
+    members = [CRFAligner.load(model_dir, "cpu", precision=precision, members=1) for model_dir in model_dirs]
     ensemble = members[0]
     try:
         ensemble.add_members(members[1:])  # checks that they share member 0's configuration (and so its features)
