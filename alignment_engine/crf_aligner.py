@@ -640,7 +640,7 @@ class CRFAligner:
                      sequences: tuple[dict[str, list[Seq]], dict | None] | None = None) -> list[Decoded]:
         """Both CRFs' decodings of ``docs`` (``sequences``: :meth:`sequences` of them when already built)."""
         t0 = time.perf_counter()
-        seqs, span = sequences or self.sequences(docs)
+        seqs, span = self.sequences(docs) if sequences is None else sequences
         dec = decode(self.model, seqs, docs, batch_size=self.crf_batch)
         if self.semi_model is not None:
             from alignment_engine.semicrf import attach_extra

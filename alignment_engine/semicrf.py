@@ -484,7 +484,9 @@ def attach_extra(model: BiSemiCRF, decs: Sequence, docs: Sequence, config: CRFCo
     """Decode ``docs`` with the semi-Markov CRFs and store their channels in each first-order decoding's
     ``extra`` (:func:`alignment_engine.stacking.extra_channels`), what the learned decoder reads. ``seqs``: the
     documents' span sequences when already built (:func:`span_sequences`)."""
-    set_extra(decs, decode_semicrf(model, seqs or span_sequences(docs, config, mean, scale), docs))
+    if seqs is None:
+        seqs = span_sequences(docs, config, mean, scale)
+    set_extra(decs, decode_semicrf(model, seqs, docs))
 
 
 def span_sequences(docs: Sequence, config: CRFConfig, mean: np.ndarray, scale: np.ndarray) -> dict[str, list[SpanSeq]]:

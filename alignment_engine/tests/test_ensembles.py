@@ -207,6 +207,7 @@ def test_members_with_the_same_normalisation_share_the_crfs_sequences(trained: d
     docs = ensemble.prepare([*train, *dev])
     expected = ensemble.member_decodings(docs)
     built: list[str] = []
+
     def spy(name: str, real: Callable) -> Callable:
         def counted(*args: object, **kwargs: object) -> object:
             built.append(name)
