@@ -106,23 +106,31 @@ def definition_items(data: dict[str, Any], skip: Sequence[str] = ()) -> list[tup
     return [(k, EMPTY_MEANS[k] if v == "—" and k in EMPTY_MEANS else v) for k, v in items]
 
 
+def model_meta(version: ModelVersion) -> dict[str, Any]:
+    """A trained version's ``model.json``; empty for a baseline or a directory that is gone or unreadable (the page
+    shows the rest)."""
+    from alignment_engine.api import read_model_meta
+    from alignment_engine.errors import ModelError
+
+    if not version.path:
+        return {}
+    try:
+        return read_model_meta(version.path)
+    except ModelError:
+        return {}
+
+
 def training_options(version: ModelVersion) -> list[tuple[str, str, bool]]:
     """Every CRFConfig option of a trained version: (name, value, differs from today's default). The values are
     those its model directory's ``model.json`` stores (what trained it, even where a default has changed since);
     without a readable directory, the options the job sent over today's defaults."""
-    from alignment_engine.api import read_model_meta
     from alignment_engine.crf_config import CRFConfig
-    from alignment_engine.errors import ModelError
 
     defaults = CRFConfig().to_dict()
     used = {**defaults, **((version.config or {}).get("train") or {})}
-    if version.path:
-        try:
-            stored = read_model_meta(version.path).get("config")
-        except ModelError:
-            stored = None
-        if isinstance(stored, dict):
-            used = {**defaults, **stored}
+    stored = model_meta(version).get("config")
+    if isinstance(stored, dict):
+        used = {**defaults, **stored}
     return [(name, "—" if used.get(name) is None else str(used.get(name)), used.get(name) != default)
             for name, default in defaults.items()]
 
@@ -131,15 +139,7 @@ def trained_with(version: ModelVersion) -> list[tuple[str, str]]:
     """What trained a version, from its model directory's ``model.json`` ``environment`` (Python, package
     versions, torch's CPU kernels, the CRFs' float type, threads); empty for a baseline, a model saved before
     the engine recorded it, or a directory that is gone or unreadable (the page still shows the rest)."""
-    from alignment_engine.api import read_model_meta
-    from alignment_engine.errors import ModelError
-
-    if not version.path:
-        return []
-    try:
-        env = read_model_meta(version.path).get("environment")
-    except ModelError:
-        return []
+    env = model_meta(version).get("environment")
     if not isinstance(env, dict):
         return []
     packages = env.get("packages")
@@ -148,6 +148,33 @@ def trained_with(version: ModelVersion) -> list[tuple[str, str]]:
               ("torch CPU kernels", env.get("torch_cpu_capability")), ("CRF float type", env.get("crf_dtype")),
               ("torch threads", env.get("torch_threads"))]
     return [(str(name), "—" if value is None else str(value)) for name, value in fields]
+
+
+def seed_ensemble(version: ModelVersion) -> list[tuple[str, str]]:
+    """A seed ensemble's members (``model.json`` ``ensemble``): their seeds, each member's held-out dev Task 1 F1
+    next to the ensemble's (percent, as the metrics table), and the training time; empty for a single model."""
+    meta = model_meta(version)
+    ens = meta.get("ensemble")
+    if not isinstance(ens, dict):
+        return []
+
+    def f1(metrics: Any) -> str:
+        task1 = metrics.get("task1") if isinstance(metrics, dict) else None
+        value = task1.get("f1") if isinstance(task1, dict) else None
+        return percent(value if isinstance(value, (int, float)) else None)
+
+    def listed(key: str) -> list[Any]:
+        value = ens.get(key)
+        return value if isinstance(value, list) else []
+
+    seeds, members = listed("seeds"), listed("member_dev_metrics")
+    rows = [("members", str(ens.get("members", len(seeds)))), ("seeds", ", ".join(map(str, seeds)) or "—"),
+            ("dev Task 1 F1 of the ensemble (held out)", f1(meta.get("dev_metrics")))]
+    rows += [(f"member {k}{f' (seed {seeds[k]})' if k < len(seeds) else ''} alone", f1(m)) for k, m in enumerate(members)]
+    seconds = ens.get("seconds")
+    if isinstance(seconds, (int, float)):
+        rows.append(("training", f"{seconds / 60:.1f} min, {ens.get('workers', '—')} runs at a time"))
+    return rows
 
 
 def label_chart(data_counts: dict[str, Any], title: str = "Labels per split") -> SafeString | None:

@@ -45,6 +45,7 @@ def model_detail(request: HttpRequest, version_id: int) -> HttpResponse:
         "setup": presenting.definition_items(config, skip=("train", "splits")),
         "options": presenting.training_options(version) if version.path else [],
         "trained_with": presenting.trained_with(version),
+        "seed_ensemble": presenting.seed_ensemble(version),
         "split_articles": {s: ", ".join(map(str, a)) for s, a in (config.get("splits") or {}).items()},
         "label_chart": presenting.label_chart(version.data_counts or {}),
     })

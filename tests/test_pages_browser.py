@@ -64,7 +64,12 @@ def build_site(exports_dir: Path) -> dict[str, Any]:
     jobs.start(retrain.pk, total=100)
     older_dir = exports_dir.parent / "models" / "en-a"  # a model directory whose model.json says what trained it
     older_dir.mkdir(parents=True, exist_ok=True)
-    (older_dir / "model.json").write_text(json.dumps({"format_version": 2, "kind": "crf", "environment": model_store.environment()}))
+    member = {"task1": {"precision": 0.81, "recall": 0.74, "f1": 0.7637}}  # and that it is a seed ensemble of three
+    (older_dir / "model.json").write_text(json.dumps({
+        "format_version": 2, "kind": "crf", "environment": model_store.environment(),
+        "dev_metrics": {"task1": {"precision": 0.808, "recall": 0.761, "f1": 0.7834}},
+        "ensemble": {"members": 3, "seeds": [0, 1, 2], "workers": 2, "seconds": 1080.0,
+                     "member_dev_metrics": [member, member, {"task1": {"f1": 0.7875}}]}}))
     older = ModelVersion.objects.create(name="crf Newsela sample seed 0", method="crf", path=str(older_dir), metrics=METRICS,
                                         data_counts=COUNTS, config={"train": {}, "ratios": [0.7, 0.1, 0.2]})
     newer = ModelVersion.objects.create(
@@ -136,6 +141,9 @@ def test_every_page_of_each_role_is_accessible(browser_page, live_server, make_u
     page = browser_page(researcher)
     for name, url in researcher_pages.items():
         visit(page, base + url, f"researcher-{name}", problems)
+    page.goto(base + researcher_pages["model"])
+    card = page.locator("section.card", has=page.get_by_role("heading", name="Seed ensemble"))
+    assert card.is_visible() and "member 2 (seed 2) alone" in card.inner_text() and "78.8" in card.inner_text()
     verifier = make_user("vera", "verifier")
     page = browser_page(verifier)
     for name, url in {"home": "/", "correct": "/annotate/correct/", "verify": "/annotate/verify/"}.items():

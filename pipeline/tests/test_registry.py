@@ -213,6 +213,29 @@ def test_model_page_shows_the_configuration_the_model_directory_stores(client_fo
     assert f'<dt>crf_epochs</dt><dd class="mono">{CRFConfig().crf_epochs}</dd>' in html
 
 
+
+def test_model_page_shows_a_seed_ensembles_members(client_for, researcher, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Each member's held-out dev F1 next to the ensemble's, from model.json (what train_model writes)."""
+    import json
+
+    def dev(f1: float) -> dict:
+        return {"task1": {"precision": 0.8, "recall": 0.7, "f1": f1}}
+
+    meta = {"format_version": 2, "kind": "crf", "dev_metrics": dev(0.7834),
+            "ensemble": {"members": 3, "seeds": [0, 1, 2], "workers": 2, "seconds": 1079.6,
+                         "member_dev_metrics": [dev(0.7637), dev(0.7635), {"task1": {"f1": "broken"}}]}}
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    client = client_for(researcher)
+    html = client.get(reverse("pipeline:model_detail", args=[version("v1", path=str(tmp_path)).pk])).content.decode()
+    assert "<h2>Seed ensemble</h2>" in html
+    for name, value in (("members", "3"), ("seeds", "0, 1, 2"), ("dev Task 1 F1 of the ensemble (held out)", "78.3"),
+                        ("member 0 (seed 0) alone", "76.4"), ("member 1 (seed 1) alone", "76.3"),
+                        ("member 2 (seed 2) alone", "—"), ("training", "18.0 min, 2 runs at a time")):
+        assert f'<dt>{name}</dt><dd class="mono">{value}</dd>' in html, name
+    (tmp_path / "model.json").write_text(json.dumps({**meta, "ensemble": None}))  # a single model: no card
+    single = client.get(reverse("pipeline:model_detail", args=[version("v2", path=str(tmp_path)).pk]))
+    assert single.status_code == 200 and "Seed ensemble" not in single.content.decode()
+
 def test_retrain_ratios_refuse_nan_infinity_and_other_shapes(db) -> None:  # type: ignore[no-untyped-def]
     from pipeline.forms import RetrainForm
 
