@@ -142,6 +142,14 @@ def n_folds(cfg: CRFConfig, n_docs: int) -> int:
     return max(2, min(int(cfg.cv_folds), n_docs))
 
 
+def gold_links_for(cfg: CRFConfig, pairs: Sequence[DocPair], pos: Mapping[str, set[tuple[str, str]]]) -> list | None:
+    """The gold paragraph links each pair is aligned within when ``cfg.paragraphs`` is "gold" (``pos``: the gold
+    pairs by pair id, :func:`alignment_engine.gold.gold_by_pair`); None otherwise."""
+    if cfg.paragraphs != "gold":
+        return None
+    return [paragraph_links(pos.get(p.pair_id, set())) for p in pairs]
+
+
 def report_count(progress: object, done: int, total: int) -> None:
     """``progress(done, total)`` when ``progress`` takes counts (the engine's ``ProgressCallback``); a callback
     that takes only messages hears nothing."""
@@ -604,6 +612,8 @@ def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignme
             shutil.copytree(finals[k], model_store.member_dir(out, k))
     seconds = round(time.perf_counter() - t0, 2)
     for k, member in enumerate([out, *model_store.member_dirs(out, n)]):
+        if k > 0 and added is None:  # a member trained on train alone is already as train_model writes it
+            continue
         meta = model_store.read_meta(member)
         if added is not None:  # as train_model writes a refitted single model: the held-out run's figures
             meta["dev_metrics"] = held[k].get("dev_metrics", {})
@@ -629,11 +639,7 @@ def ensemble_dev_metrics(aligner: CRFAligner, dev_pairs: Sequence[DocPair], dev_
     member 0's threshold."""
     from alignment_engine.gold import gold_paragraph_links
 
-    gold_links = None
-    if aligner.config.paragraphs == "gold":  # as _fit prepares dev
-        pos_dev, _ = gold_by_pair(dev_gold)
-        gold_links = [paragraph_links(pos_dev.get(p.pair_id, set())) for p in dev_pairs]
-    docs = aligner.prepare(dev_pairs, gold_links)
+    docs = aligner.prepare(dev_pairs, gold_links_for(aligner.config, dev_pairs, gold_by_pair(dev_gold)[0]))
     decodings = aligner.member_decodings(docs)
     probs = aligner.cell_probabilities(docs, decodings)
     pred = [alignments_from(doc, dec, aligner.thresholds, aligner.decoder, p)
@@ -704,11 +710,6 @@ def _fit(
     pos_train, _ = gold_by_pair(train_gold)
     extra: dict[str, Any] = {}
 
-    def links_for(pairs: Sequence[DocPair], pos: dict) -> list | None:
-        if cfg.paragraphs == "gold":
-            return [paragraph_links(pos.get(p.pair_id, set())) for p in pairs]
-        return None
-
     if cfg.paragraphs == "predicted" and not cfg.paragraph_thresholds:
         from alignment_engine.paragraphs import tune_thresholds
 
@@ -742,7 +743,7 @@ def _fit(
     counters: dict[str, int] = {}
     if cfg.semantic:  # where a fresh process loads the sentence encoder: the same draws in every run
         spend_load_draws()
-    train_docs = prepare_docs(train_pairs, cfg, encoder, links=links_for(train_pairs, pos_train), counters=counters,
+    train_docs = prepare_docs(train_pairs, cfg, encoder, links=gold_links_for(cfg, train_pairs, pos_train), counters=counters,
                               enc_cache=cache)
     timings["train_features_s"] = time.perf_counter() - t0
     norm = fit_normalisation(train_docs, cfg)
@@ -791,7 +792,7 @@ def _fit(
         t0 = time.perf_counter()
         # embedded as `align` embeds by default on the CPU (semantic.alignment_precision): the figures a user gets
         dev_precision = alignment_precision(cfg.semantic_precision, "cpu")
-        dev_docs = prepare_docs(dev_pairs, cfg, encoder, links=links_for(dev_pairs, pos_dev), enc_cache=cache,
+        dev_docs = prepare_docs(dev_pairs, cfg, encoder, links=gold_links_for(cfg, dev_pairs, pos_dev), enc_cache=cache,
                                 semantic_precision=dev_precision)
         dev_seqs = {d: build_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}
         decs = decode(model, dev_seqs, dev_docs)

@@ -107,8 +107,8 @@ def definition_items(data: dict[str, Any], skip: Sequence[str] = ()) -> list[tup
 
 
 def model_meta(version: ModelVersion) -> dict[str, Any]:
-    """A trained version's ``model.json``; empty for a baseline or a directory that is gone or unreadable (the page
-    shows the rest)."""
+    """A trained version's ``model.json``, read once for its page; empty for a baseline or a directory that is gone
+    or unreadable (the page shows the rest)."""
     from alignment_engine.api import read_model_meta
     from alignment_engine.errors import ModelError
 
@@ -120,26 +120,26 @@ def model_meta(version: ModelVersion) -> dict[str, Any]:
         return {}
 
 
-def training_options(version: ModelVersion) -> list[tuple[str, str, bool]]:
+def training_options(version: ModelVersion, meta: dict[str, Any]) -> list[tuple[str, str, bool]]:
     """Every CRFConfig option of a trained version: (name, value, differs from today's default). The values are
-    those its model directory's ``model.json`` stores (what trained it, even where a default has changed since);
-    without a readable directory, the options the job sent over today's defaults."""
+    those its model directory's ``model.json`` (``meta``: :func:`model_meta`) stores (what trained it, even where a
+    default has changed since); without a readable directory, the options the job sent over today's defaults."""
     from alignment_engine.crf_config import CRFConfig
 
     defaults = CRFConfig().to_dict()
     used = {**defaults, **((version.config or {}).get("train") or {})}
-    stored = model_meta(version).get("config")
+    stored = meta.get("config")
     if isinstance(stored, dict):
         used = {**defaults, **stored}
     return [(name, "—" if used.get(name) is None else str(used.get(name)), used.get(name) != default)
             for name, default in defaults.items()]
 
 
-def trained_with(version: ModelVersion) -> list[tuple[str, str]]:
-    """What trained a version, from its model directory's ``model.json`` ``environment`` (Python, package
-    versions, torch's CPU kernels, the CRFs' float type, threads); empty for a baseline, a model saved before
-    the engine recorded it, or a directory that is gone or unreadable (the page still shows the rest)."""
-    env = model_meta(version).get("environment")
+def trained_with(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    """What trained a version, from its model directory's ``model.json`` (``meta``: :func:`model_meta`)
+    ``environment`` (Python, package versions, torch's CPU kernels, the CRFs' float type, threads); empty for a
+    baseline, a model saved before the engine recorded it, or a directory that is gone or unreadable."""
+    env = meta.get("environment")
     if not isinstance(env, dict):
         return []
     packages = env.get("packages")
@@ -150,10 +150,10 @@ def trained_with(version: ModelVersion) -> list[tuple[str, str]]:
     return [(str(name), "—" if value is None else str(value)) for name, value in fields]
 
 
-def seed_ensemble(version: ModelVersion) -> list[tuple[str, str]]:
-    """A seed ensemble's members (``model.json`` ``ensemble``): their seeds, each member's held-out dev Task 1 F1
-    next to the ensemble's (percent, as the metrics table), and the training time; empty for a single model."""
-    meta = model_meta(version)
+def seed_ensemble(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    """A seed ensemble's members (``model.json`` ``ensemble``; ``meta``: :func:`model_meta`): their seeds, each
+    member's held-out dev Task 1 F1 next to the ensemble's (percent, as the metrics table), and the training time;
+    empty for a single model."""
     ens = meta.get("ensemble")
     if not isinstance(ens, dict):
         return []

@@ -37,15 +37,16 @@ def model_list(request: HttpRequest) -> HttpResponse:
 def model_detail(request: HttpRequest, version_id: int) -> HttpResponse:
     version = get_object_or_404(ModelVersion.objects.select_related("job", "created_by"), pk=version_id)
     config = version.config or {}
+    meta = presenting.model_meta(version)
     return render(request, "pipeline/models_detail.html", {
         "version": version, "can_manage": has_role(request.user, Role.RESEARCHER),
         "metrics": presenting.metrics_rows(version.metrics), "counts": presenting.counts_rows(version.data_counts or {}),
         "warnings": presenting.split_warnings(version.data_counts or {}, version.metrics) if version.path else [],
         "promotion_problem": registry.promotion_problem(version),
         "setup": presenting.definition_items(config, skip=("train", "splits")),
-        "options": presenting.training_options(version) if version.path else [],
-        "trained_with": presenting.trained_with(version),
-        "seed_ensemble": presenting.seed_ensemble(version),
+        "options": presenting.training_options(version, meta) if version.path else [],
+        "trained_with": presenting.trained_with(meta),
+        "seed_ensemble": presenting.seed_ensemble(meta),
         "split_articles": {s: ", ".join(map(str, a)) for s, a in (config.get("splits") or {}).items()},
         "label_chart": presenting.label_chart(version.data_counts or {}),
     })

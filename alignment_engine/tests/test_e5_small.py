@@ -214,3 +214,19 @@ def test_threads_that_embed_in_int8_at_once_build_the_int8_layers_once(model: e5
     for t in threads:
         t.join()
     assert len(built) == 1 and got == built * 4
+
+
+def test_loading_draws_nothing_from_torchs_generator_and_training_spends_what_construction_drew() -> None:
+    """A training's random draws must not depend on whether its process had loaded the encoder already."""
+    torch.manual_seed(0)
+    net = e5_small.E5Small.load()
+    after_load = torch.rand(3)
+    torch.manual_seed(0)
+    assert torch.equal(after_load, torch.rand(3))  # loading drew nothing
+    torch.manual_seed(0)
+    net.spend_construction_draws()
+    spent = torch.rand(3)
+    torch.manual_seed(0)
+    for _ in net.layers:  # what constructing the layers drew before their construction stopped drawing
+        e5_small._Layer(net.hidden, net.heads, net.ffn, net.eps)
+    assert torch.equal(spent, torch.rand(3)) and not torch.equal(spent, after_load)

@@ -213,7 +213,6 @@ def test_model_page_shows_the_configuration_the_model_directory_stores(client_fo
     assert f'<dt>crf_epochs</dt><dd class="mono">{CRFConfig().crf_epochs}</dd>' in html
 
 
-
 def test_model_page_shows_a_seed_ensembles_members(client_for, researcher, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Each member's held-out dev F1 next to the ensemble's, from model.json (what train_model writes)."""
     import json
@@ -235,6 +234,7 @@ def test_model_page_shows_a_seed_ensembles_members(client_for, researcher, tmp_p
     (tmp_path / "model.json").write_text(json.dumps({**meta, "ensemble": None}))  # a single model: no card
     single = client.get(reverse("pipeline:model_detail", args=[version("v2", path=str(tmp_path)).pk]))
     assert single.status_code == 200 and "Seed ensemble" not in single.content.decode()
+
 
 def test_retrain_ratios_refuse_nan_infinity_and_other_shapes(db) -> None:  # type: ignore[no-untyped-def]
     from pipeline.forms import RetrainForm
