@@ -104,6 +104,8 @@ def load_aligner(method: str = DEFAULT_METHOD, model_dir: str | Path | None = No
     members of a seed ensemble (default: all)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if model_dir is not None:
+        _check_trained_for(method, model_dir)
     if method == "crf":
         if model_dir is None:
             raise ModelError("method 'crf' needs a trained model directory (--model DIR); see `train`")
@@ -126,6 +128,16 @@ def load_aligner(method: str = DEFAULT_METHOD, model_dir: str | Path | None = No
         return LogisticAligner(_similarity.LogisticSimilarity.load(Path(model_dir) / "lr.json"), threshold)
     dev = resolve_device(device) if method == "minilm" else "cpu"
     return make_baseline(method, threshold, dev)
+
+
+def _check_trained_for(method: str, model_dir: str | Path) -> None:
+    """ModelError unless ``model_dir`` was trained for ``method`` (its ``model.json`` "method" or "kind"; a file
+    that names neither, such as a hand-written sequence config, fits any method)."""
+    meta = read_model_meta(model_dir)
+    trained = meta.get("method") or meta.get("kind")
+    if trained and trained != method:
+        raise ModelError(f"{model_dir} holds a {trained!r} model, not one for {method!r}: align it with --method "
+                         f"{trained} (or leave --method out)")
 
 
 def train_lr(pairs: Sequence[DocPair], gold: Sequence[Alignment], out_dir: str | Path | None = None,

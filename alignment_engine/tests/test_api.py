@@ -43,6 +43,13 @@ def test_load_aligner_errors(tmp_path):
     (tmp_path / "model.json").write_text('{"config": {"partial_len_unit": "bytes"}}')
     with pytest.raises(ModelError, match="bad sequence config.*partial_len_unit"):
         api.load_aligner("sequence", tmp_path)  # refused at load, not at the first document
+    (tmp_path / "model.json").write_text('{"kind": "crf", "config": {"emission": "lexical"}}')
+    for method in ("sequence", "lr"):  # another method's model: named as such, not as a bad config
+        with pytest.raises(ModelError, match="holds a 'crf' model, not one for '" + method + "': align it with --method crf"):
+            api.load_aligner(method, tmp_path)
+    (tmp_path / "model.json").write_text('{"method": "lr", "config": {}}')
+    with pytest.raises(ModelError, match="holds a 'lr' model, not one for 'crf'"):
+        api.load_aligner("crf", tmp_path)
 
 
 def test_align_paragraphs_contract():

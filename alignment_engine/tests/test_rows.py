@@ -27,3 +27,9 @@ def test_empty_and_mismatched_matrices():
     assert rows_from_matrix(DocPair("e", [], []), np.zeros((0, 0), dtype=bool), np.zeros((0, 0))) == []
     with pytest.raises(ValueError, match="do not match"):
         rows_from_matrix(PAIR, np.zeros((3, 2), dtype=bool), np.zeros((3, 2)))
+
+
+def test_a_blank_sentence_is_never_aligned():
+    pair = DocPair("b", complex=[["C zero.", " "], [""]], simple=[["S zero.", "\t"]])
+    rows = rows_from_matrix(pair, np.ones((2, 3), dtype=bool), np.ones((2, 3)))
+    assert [(r.simple_id, r.complex_id) for r in rows] == [("b-0-0-0", "b-1-0-0")]
