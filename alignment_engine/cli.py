@@ -112,8 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="change one CRFConfig option (value parsed as JSON when possible), repeatable")
     tr.add_argument("--workers", type=int, default=None, metavar="N",
-                    help="a seed ensemble (members > 1) trains its members in N processes at a time (default: the "
-                         "CPUs available; 1: one after the other, the same model)")
+                    help="training runs in N worker processes at a time: a seed ensemble's members (members > 1), "
+                         "and a model's held-out run beside its refit on train + dev (default: the CPUs available; 1: "
+                         "one after the other in this process, the same model)")
     _add_embeddings_cache(tr)
     _add_device(tr)
 

@@ -469,7 +469,8 @@ def train_model(
     ``members=1`` and seed ``seed + k`` (its held-out run and its refit); the members train in parallel processes,
     ``workers`` at a time (default: the CPUs this process may use; 1 trains them one after the other, with the
     same result); ``dev_metrics`` are the held-out figures of the members' averaged probabilities, as ``align``
-    decides them (:func:`_train_ensemble`).
+    decides them (:func:`_train_ensemble`). A single model with a refit runs its two runs the same way (side by
+    side in two worker processes unless ``workers`` is 1; the same model either way).
     """
     cfg = (config or CRFConfig()).with_options(**options)
     if not train_pairs:
@@ -483,10 +484,11 @@ def train_model(
             raise ValueError("members > 1 needs decoder='learned' (a seed ensemble averages learned-decoder probabilities)")
         cfg = replace(cfg, members=1)  # the default ensemble: the rule decoder has no probabilities to average
     cache: dict[tuple[str, str], float] = encoder_cache if encoder_cache is not None else {}
-    if cfg.members > 1:
+    added = refit_additions(cfg, train_pairs, dev_pairs, dev_gold)
+    if cfg.members > 1 or (added is not None and (workers is None or int(workers) > 1)):
+        # a single model's held-out run and its refit are two runs too: in worker processes, side by side
         return _train_ensemble(train_pairs, train_gold, dev_pairs, dev_gold, out_dir, seed, device, progress, cfg,
                                cache, unlabelled, workers)
-    added = refit_additions(cfg, train_pairs, dev_pairs, dev_gold)
     if added is None:
         return _fit(train_pairs, train_gold, dev_pairs, dev_gold, out_dir, seed, device, progress, cfg, cache, unlabelled)
     both_pairs, both_gold = [*train_pairs, *added[0]], [*train_gold, *added[1]]
@@ -555,7 +557,9 @@ def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignme
     refit, on train + dev) are jobs of :func:`alignment_engine.parallel.run_jobs`; the members trained on train
     alone are then loaded as one ensemble and score dev (the written ``dev_metrics``); the final members are
     written as one directory (:mod:`alignment_engine.model_store`: member 0 in it, member k in ``members/k``),
-    replacing an earlier ensemble's members there. Nothing is written to ``out_dir`` before every job succeeded."""
+    replacing an earlier ensemble's members there. Nothing is written to ``out_dir`` before every job succeeded.
+    With ``cfg.members`` 1 (a single model with a refit) the two runs are the jobs, and the written model is what
+    the two runs of :func:`train_model` in this process write: its ``dev_metrics`` are the held-out run's own."""
     n = int(cfg.members)
     single = replace(cfg, members=1)
     log = _logger(progress)
@@ -581,23 +585,27 @@ def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignme
         totals = [RunProgress.plan(None, single, len(j.train_pairs), j.dev_pairs is not None and has_dev).total
                   for j in jobs]
         done = [0] * len(jobs)
-        grand = sum(totals) + int(has_dev) + 1
+        grand = sum(totals) + int(has_dev and n > 1) + 1
         used = max(1, min(default_workers() if workers is None else int(workers), len(jobs)))
-        log(f"seed ensemble of {n} models (seeds {seed}-{seed + n - 1}): {len(jobs)} training runs, {used} at a time")
+        if n > 1:
+            log(f"seed ensemble of {n} models (seeds {seed}-{seed + n - 1}): {len(jobs)} training runs, {used} at a time")
+        else:
+            log(f"refitting on train + dev ({len(train_pairs)} + {len(added[0]) if added else 0} document pairs) beside "
+                f"the run on train alone, whose dev figures are written: {len(jobs)} runs, {used} at a time")
 
         def on_progress(i: int, value: int, total: int) -> None:
             done[i] = round(value * totals[i] / max(total, 1))
             report_count(progress, sum(done), grand)
 
         def on_log(i: int, msg: str) -> None:
-            log(f"member {jobs[i].member + 1}/{n} ({jobs[i].data}): {msg}")
+            log(f"member {jobs[i].member + 1}/{n} ({jobs[i].data}): {msg}" if n > 1 else f"({jobs[i].data}) {msg}")
 
         from alignment_engine.parallel import run_jobs
 
         outs = run_jobs(member_job, jobs, used, on_progress, on_log)
         held = [model_store.read_meta(d) for d in outs[:n]]
-        dev_metrics: dict = {}
-        if has_dev:
+        dev_metrics: dict = held[0].get("dev_metrics", {}) if n == 1 else {}
+        if has_dev and n > 1:
             log("scoring dev with the ensemble of the members trained on train (held out)")
             aligner = CRFAligner.load(outs[0], "cpu")
             aligner.add_members([CRFAligner.load(d, "cpu") for d in outs[1:n]])
@@ -624,11 +632,12 @@ def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignme
         if k == 0:
             meta["config"] = cfg.to_dict()
             meta["dev_metrics"] = dev_metrics
-            meta["ensemble"] = {"members": n, "seeds": [seed + j for j in range(n)], "workers": used,
-                                "seconds": seconds, "member_dev_metrics": [m.get("dev_metrics", {}) for m in held]}
+            if n > 1:
+                meta["ensemble"] = {"members": n, "seeds": [seed + j for j in range(n)], "workers": used,
+                                    "seconds": seconds, "member_dev_metrics": [m.get("dev_metrics", {}) for m in held]}
         model_store.write_meta(member, meta)
     report_count(progress, grand, grand)
-    log(f"model written to {out} ({n} members, {seconds:.0f} s)")
+    log(f"model written to {out} ({n} members, {seconds:.0f} s)" if n > 1 else f"model written to {out} ({seconds:.0f} s)")
     return out
 
 

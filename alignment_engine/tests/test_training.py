@@ -592,6 +592,34 @@ def test_the_written_model_is_refitted_on_train_and_dev_with_the_held_out_dev_fi
     assert any(line.startswith("refitting on train + dev (6 + 2 document pairs)") for line in lines)
 
 
+def test_a_single_models_held_out_run_and_refit_train_side_by_side_as_the_same_model(tmp_path):
+    """With a refit, a single model's two runs are two jobs of worker processes (``workers`` 2), and the model is
+    the one both runs write in this process, one after the other (``workers`` 1): the same files, the held-out
+    run's dev figures, no ensemble record."""
+    import torch
+
+    pairs, gold = _synthetic(8)
+    dev_ids = {p.pair_id for p in pairs[6:]}
+    train_gold = [a for a in gold if a.pair_id not in dev_ids]
+    dev_gold = [a for a in gold if a.pair_id in dev_ids]
+    _, lines, progress = _progress_recorder()
+    side = train_model(pairs[:6], train_gold, pairs[6:], dev_gold, out_dir=tmp_path / "side", seed=1, device="cpu",
+                       progress=progress, workers=2, cv_folds=2, **FAST)
+    here = train_model(pairs[:6], train_gold, pairs[6:], dev_gold, out_dir=tmp_path / "here", seed=1, device="cpu",
+                       workers=1, cv_folds=2, **FAST)
+    assert any(line.endswith("2 runs, 2 at a time") for line in lines)
+    assert any(line.startswith("(train + dev) ") for line in lines)  # the runs' own lines, named
+    meta_side, meta_here = (json.loads((d / "model.json").read_text()) for d in (side, here))
+    assert meta_side["dev_metrics"] == meta_here["dev_metrics"] and "task1" in meta_side["dev_metrics"]
+    for key in ("data", "cross_validation", "thresholds"):
+        assert meta_side["refit"]["held_out_model"][key] == meta_here["refit"]["held_out_model"][key]
+    assert meta_side["config"] == meta_here["config"] and meta_side["data"]["train_pairs"] == 8
+    assert "ensemble" not in meta_side and not (side / model_store.MEMBERS_DIR).exists()
+    a, b = _crf_weights(side), _crf_weights(here)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert CRFAligner.load(side, "cpu").align(pairs) == CRFAligner.load(here, "cpu").align(pairs)
+
+
 def test_no_refit_with_the_rule_decoder_without_new_dev_pairs_or_when_switched_off(tmp_path):
     """The rule decoder is tuned on dev, a dev set that repeats train adds nothing, and refit_with_dev=False
     keeps the model trained on train: in all three the written model is the one scored on dev."""
