@@ -173,12 +173,19 @@ def _run(
     # full (B, T, L) gradient at every step: quadratic in T)
     emis_steps = emis.unbind(1)
     trans_steps = x.transitions.unbind(1) if per_step else None
+    # without a gradient, every step's (B, L_prev, L) sums go to one buffer: a fresh tensor per step (8 MB at 1,000
+    # labels) let glibc's heap grow by one per step on some runs (6.6 instead of 2.5 GB for a 1,020 x 710-sentence
+    # pair, docs/engine-results.md Round 19); the same sums, so the same result
+    scratch = None
+    if fast is None and t > 1 and not torch.is_grad_enabled():
+        scratch = emis.new_empty((b, n_labels, n_labels), dtype=torch.result_type(emis, x.transitions))
     for step in range(1, t):
         if fast is not None:
             reduced, arg = logsumexp_step(alpha, *fast), None
         else:
             trans = x.transitions if trans_steps is None else trans_steps[step]
-            reduced, arg = _reduce(alpha[:, :, None] + trans, semiring)  # over (B, L_prev, L)
+            summed = alpha[:, :, None] + trans if scratch is None else torch.add(alpha[:, :, None], trans, out=scratch)
+            reduced, arg = _reduce(summed, semiring)  # over (B, L_prev, L)
         new_alpha = reduced + emis_steps[step]
         live = x.step_mask[:, step : step + 1]
         alpha = torch.where(live, new_alpha, alpha)

@@ -60,6 +60,21 @@ def test_viterbi_and_log_z_match_brute_force(spec):
         del want_path
 
 
+@settings(max_examples=40, deadline=None)
+@given(batches())
+def test_viterbi_without_a_gradient_decodes_exactly_as_with_one(spec):
+    """Under no_grad (how the aligner decodes) the max steps sum into one reused buffer (``crf._run``); the scores and paths are
+    those of the grad-enabled path, bit for bit."""
+    b, t_max, l_max, lengths, n_labels, seed, per_step = spec
+    _, emis, trans, start, step_mask = random_problem(spec)
+    label_mask = torch.tensor([[lab < k for lab in range(l_max)] for k in n_labels])
+    kw = {"start": start, "step_mask": step_mask, "label_mask": label_mask}
+    best, paths = crf.viterbi(emis, trans, **kw)
+    with torch.no_grad():
+        best_ng, paths_ng = crf.viterbi(emis, trans, **kw)
+    assert torch.equal(best, best_ng) and torch.equal(paths, paths_ng)
+
+
 def _brute_seq(emis, trans, start, n_steps, n_labels, per_step):
     scores = []
     for path in itertools.product(range(n_labels), repeat=n_steps):
