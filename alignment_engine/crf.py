@@ -174,7 +174,7 @@ def _run(
     emis_steps = emis.unbind(1)
     trans_steps = x.transitions.unbind(1) if per_step else None
     # without a gradient, every step's (B, L_prev, L) sums go to one buffer: a fresh tensor per step (8 MB at 1,000
-    # labels) let glibc's heap grow by one per step on some runs (6.6 instead of 2.5 GB for a 1,020 x 710-sentence
+    # labels) let glibc's heap grow by one per step on some runs (6.4-6.8 instead of 2.5 GB for a 1,020 x 710-sentence
     # pair, docs/engine-results.md Round 19); the same sums, so the same result
     scratch = None
     if fast is None and t > 1 and not torch.is_grad_enabled():
