@@ -475,6 +475,14 @@ def train_model(
     cfg = (config or CRFConfig()).with_options(**options)
     if not train_pairs:
         raise ValueError("no training pairs")
+    positives, _ = gold_by_pair(train_gold)
+    if not any(gold_matrix(p, positives.get(p.pair_id, set())).any() for p in train_pairs):
+        # nothing to learn from: every cell would be a negative (an empty gold file, or another corpus's ids)
+        rows = f"{len(train_gold)} gold row{'' if len(train_gold) == 1 else 's'}"
+        raise ValueError(f"no gold row aligns two sentences of the {len(train_pairs)} training pairs ({rows}, "
+                         f"{sum(a.is_positive for a in train_gold)} of them aligned or partially aligned): the gold "
+                         "must name the pairs' sentence ids "
+                         "(<pair_id>-<level>-<paragraph>-<sentence>, level 0 simple, 1 complex)")
     if cfg.semicrf and cfg.decoder != "learned":
         if options.get("semicrf"):
             raise ValueError("semicrf=true needs decoder='learned' (the semi-Markov CRF feeds the learned decoder)")

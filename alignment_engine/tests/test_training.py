@@ -592,6 +592,20 @@ def test_the_written_model_is_refitted_on_train_and_dev_with_the_held_out_dev_fi
     assert any(line.startswith("refitting on train + dev (6 + 2 document pairs)") for line in lines)
 
 
+def test_training_without_a_gold_pair_of_the_train_pairs_is_refused_naming_the_ids(tmp_path):
+    """An empty gold, or one naming another corpus's sentences, leaves nothing to learn: refused before any work,
+    nothing written."""
+    pairs, gold = _synthetic(4)
+    elsewhere = [Alignment("aligned", "zz-0-0-0", "zz-1-0-0", "a", "b")]
+    for rows, said in (([], "0 gold rows, 0 of them"), (elsewhere, "1 gold row, 1 of them")):
+        with pytest.raises(ValueError, match=f"no gold row aligns two sentences of the 4 training pairs \\({said}"):
+            train_model(pairs, rows, out_dir=tmp_path / "m", seed=0, device="cpu", **FAST)
+    assert not (tmp_path / "m").exists()
+    negatives = [Alignment("notAligned", a.simple_id, a.complex_id, a.simple_text, a.complex_text) for a in gold]
+    with pytest.raises(ValueError, match="0 of them aligned"):
+        train_model(pairs, negatives, out_dir=tmp_path / "m", seed=0, device="cpu", **FAST)
+
+
 def test_a_single_models_held_out_run_and_refit_train_side_by_side_as_the_same_model(tmp_path):
     """With a refit, a single model's two runs are two jobs of worker processes (``workers`` 2), and the model is
     the one both runs write in this process, one after the other (``workers`` 1): the same files, the held-out
