@@ -87,10 +87,16 @@ def trained_on(meta: Mapping[str, object]) -> str:
     return str(refit.get("final_model", "train")) if isinstance(refit, dict) else "train"
 
 
+def trained_method(meta: Mapping[str, object]) -> str | None:
+    """The method a ``model.json`` names ("method", or "kind" as the CRF's model store writes it); None when it
+    names none (a hand-written sequence config)."""
+    named = meta.get("method") or meta.get("kind")
+    return str(named) if named else None
+
+
 def model_method(model_dir: str | Path) -> str:
-    """The method a model directory was trained for (``model.json`` "method" or "kind"; CRF when absent)."""
-    meta = read_model_meta(model_dir)
-    return str(meta.get("method") or meta.get("kind") or "crf")
+    """The method a model directory was trained for (:func:`trained_method`; CRF when it names none)."""
+    return trained_method(read_model_meta(model_dir)) or "crf"
 
 
 def load_aligner(method: str = DEFAULT_METHOD, model_dir: str | Path | None = None, device: str = "auto",
@@ -104,8 +110,11 @@ def load_aligner(method: str = DEFAULT_METHOD, model_dir: str | Path | None = No
     members of a seed ensemble (default: all)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    if model_dir is not None:
-        _check_trained_for(method, model_dir)
+    meta = read_model_meta(model_dir) if model_dir is not None else {}
+    trained = trained_method(meta)
+    if trained and trained != method:  # another method's model: say so, not "bad config" or a missing field
+        raise ModelError(f"{model_dir} holds a {trained!r} model, not one for {method!r}: align it with --method "
+                         f"{trained} (or leave --method out)")
     if method == "crf":
         if model_dir is None:
             raise ModelError("method 'crf' needs a trained model directory (--model DIR); see `train`")
@@ -115,29 +124,17 @@ def load_aligner(method: str = DEFAULT_METHOD, model_dir: str | Path | None = No
     if method == "sequence":
         config = SequenceConfig()
         if model_dir is not None:
-            meta = read_model_meta(model_dir)
             try:
                 config = SequenceConfig(**meta.get("config", {}))
             except (TypeError, ValueError) as e:
                 raise ModelError(f"{model_dir}: bad sequence config in {MODEL_META}: {e}") from None
         return SequenceAligner(config)
-    meta = read_model_meta(model_dir) if model_dir is not None else {}
     if threshold is None and "threshold" in meta:
         threshold = float(meta["threshold"])
     if method == "lr" and model_dir is not None and (Path(model_dir) / "lr.json").is_file():
         return LogisticAligner(_similarity.LogisticSimilarity.load(Path(model_dir) / "lr.json"), threshold)
     dev = resolve_device(device) if method == "minilm" else "cpu"
     return make_baseline(method, threshold, dev)
-
-
-def _check_trained_for(method: str, model_dir: str | Path) -> None:
-    """ModelError unless ``model_dir`` was trained for ``method`` (its ``model.json`` "method" or "kind"; a file
-    that names neither, such as a hand-written sequence config, fits any method)."""
-    meta = read_model_meta(model_dir)
-    trained = meta.get("method") or meta.get("kind")
-    if trained and trained != method:
-        raise ModelError(f"{model_dir} holds a {trained!r} model, not one for {method!r}: align it with --method "
-                         f"{trained} (or leave --method out)")
 
 
 def train_lr(pairs: Sequence[DocPair], gold: Sequence[Alignment], out_dir: str | Path | None = None,

@@ -340,18 +340,23 @@ class E5Small(nn.Module):
         memory, 4-bit, and a batch's rows go to the device dequantized)."""
         return self.pos.device
 
-    def _forward(self, ids: np.ndarray, int8: bool = False) -> np.ndarray:
-        """(B, hidden) embeddings of B token sequences of one length (no padding, no mask): the layers (``int8``:
-        through :class:`alignment_engine.e5_int8.Int8Layers`), then the mean over the tokens."""
+    def token_states(self, ids: np.ndarray, int8: bool = False) -> torch.Tensor:
+        """(B, T, hidden) last-layer states of B token sequences of one length (no padding, no mask; ``int8``: the
+        layers through :class:`alignment_engine.e5_int8.Int8Layers`). :meth:`embed` pools them; an experiment may
+        read them (``scripts/engine_token_channel.py``)."""
         b, t = ids.shape
         words = dequantize(self.word[ids.ravel()], self.hidden).reshape(b, t, self.hidden)
         x = self.eln(torch.from_numpy(words).to(self.device) + self.pos[:t][None] + self.type0)
         if int8:
-            x = torch.from_numpy(self.int8_layers()(x.numpy()))
-        else:
-            for layer in self.layers:
-                x = layer(x, None)
-        return torch.nn.functional.normalize(x.mean(dim=1).float(), dim=-1).cpu().numpy()
+            return torch.from_numpy(self.int8_layers()(x.numpy()))
+        for layer in self.layers:
+            x = layer(x, None)
+        return x
+
+    def _forward(self, ids: np.ndarray, int8: bool = False) -> np.ndarray:
+        """(B, hidden) embeddings of B token sequences of one length: :meth:`token_states`, then the mean over the
+        tokens."""
+        return torch.nn.functional.normalize(self.token_states(ids, int8).mean(dim=1).float(), dim=-1).cpu().numpy()
 
     def int8_layers(self) -> Int8Layers:
         """The layers with int8 matrix products (built on first use, about a second)."""

@@ -62,7 +62,7 @@ from alignment_engine.crf_aligner import (
 )
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.encoders import training_threads
-from alignment_engine.evaluation import evaluate, paragraph_prf
+from alignment_engine.evaluation import evaluate, group_by_pair, paragraph_prf
 from alignment_engine.gold import gold_by_pair, gold_cells, gold_matrix, known_matrix, known_paragraphs, paragraph_links
 from alignment_engine.semantic import alignment_precision, spend_load_draws, store_path
 from alignment_engine.stacking import LearnedDecoder, fit_classifier, group_features, predict_proba
@@ -469,14 +469,14 @@ def train_model(
     ``members=1`` and seed ``seed + k`` (its held-out run and its refit); the members train in parallel processes,
     ``workers`` at a time (default: the CPUs this process may use; 1 trains them one after the other, with the
     same result); ``dev_metrics`` are the held-out figures of the members' averaged probabilities, as ``align``
-    decides them (:func:`_train_ensemble`). A single model with a refit runs its two runs the same way (side by
+    decides them (:func:`_train_in_workers`). A single model with a refit runs its two runs the same way (side by
     side in two worker processes unless ``workers`` is 1; the same model either way).
     """
     cfg = (config or CRFConfig()).with_options(**options)
     if not train_pairs:
         raise ValueError("no training pairs")
-    positives, _ = gold_by_pair(train_gold)
-    if not any(gold_matrix(p, positives.get(p.pair_id, set())).any() for p in train_pairs):
+    positives = group_by_pair(a for a in train_gold if a.is_positive)
+    if not any(gold_cells(p, positives.get(p.pair_id, [])) for p in train_pairs):
         # nothing to learn from: every cell would be a negative (an empty gold file, or another corpus's ids)
         rows = f"{len(train_gold)} gold row{'' if len(train_gold) == 1 else 's'}"
         raise ValueError(f"no gold row aligns two sentences of the {len(train_pairs)} training pairs ({rows}, "
@@ -495,8 +495,8 @@ def train_model(
     added = refit_additions(cfg, train_pairs, dev_pairs, dev_gold)
     if cfg.members > 1 or (added is not None and (workers is None or int(workers) > 1)):
         # a single model's held-out run and its refit are two runs too: in worker processes, side by side
-        return _train_ensemble(train_pairs, train_gold, dev_pairs, dev_gold, out_dir, seed, device, progress, cfg,
-                               cache, unlabelled, workers)
+        return _train_in_workers(train_pairs, train_gold, dev_pairs, dev_gold, out_dir, seed, device, progress, cfg,
+                                 cache, unlabelled, workers, added)
     if added is None:
         return _fit(train_pairs, train_gold, dev_pairs, dev_gold, out_dir, seed, device, progress, cfg, cache, unlabelled)
     both_pairs, both_gold = [*train_pairs, *added[0]], [*train_gold, *added[1]]
@@ -557,12 +557,14 @@ def default_workers() -> int:
     return os.cpu_count() or 1
 
 
-def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignment],
-                    dev_pairs: Sequence[DocPair] | None, dev_gold: Sequence[Alignment] | None, out_dir: str | Path,
-                    seed: int, device: str, progress: object, cfg: CRFConfig, cache: dict[tuple[str, str], float],
-                    unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None, workers: int | None) -> Path:
-    """:func:`train_model` for ``cfg.members`` > 1. Every member's runs (on train, scored on dev; then, with the
-    refit, on train + dev) are jobs of :func:`alignment_engine.parallel.run_jobs`; the members trained on train
+def _train_in_workers(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignment],
+                      dev_pairs: Sequence[DocPair] | None, dev_gold: Sequence[Alignment] | None, out_dir: str | Path,
+                      seed: int, device: str, progress: object, cfg: CRFConfig, cache: dict[tuple[str, str], float],
+                      unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None, workers: int | None,
+                      added: tuple[list[DocPair], list[Alignment]] | None) -> Path:
+    """:func:`train_model` in worker processes: a seed ensemble (``cfg.members`` > 1), or a single model with a refit
+    (``added``: :func:`refit_additions`). Every member's runs (on train, scored on dev; then, with the refit, on
+    train + dev) are jobs of :func:`alignment_engine.parallel.run_jobs`; the members trained on train
     alone are then loaded as one ensemble and score dev (the written ``dev_metrics``); the final members are
     written as one directory (:mod:`alignment_engine.model_store`: member 0 in it, member k in ``members/k``),
     replacing an earlier ensemble's members there. Nothing is written to ``out_dir`` before every job succeeded.
@@ -571,7 +573,6 @@ def _train_ensemble(train_pairs: Sequence[DocPair], train_gold: Sequence[Alignme
     n = int(cfg.members)
     single = replace(cfg, members=1)
     log = _logger(progress)
-    added = refit_additions(cfg, train_pairs, dev_pairs, dev_gold)
     has_dev = bool(dev_pairs) and dev_gold is not None
     shared = cache if not cfg.uses_encoder or cfg.encoder_init else {}  # as train_model's held_cache
     t0 = time.perf_counter()

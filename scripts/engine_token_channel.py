@@ -1,6 +1,6 @@
 """Does a token-level channel of the sentence encoder add to the default's cell features? (Round 19.)
 
-    python scripts/engine_token_channel.py [--layers 12] [--data ../shared/data/deplain-web]
+    python scripts/engine_token_channel.py [--data ../shared/data/deplain-web]
 
 For every cell of DEplain-web train (181,229 cells, 2,378 gold pairs) it computes BERTScore-like channels from
 multilingual-e5-small's token states (float32, the ``query: `` prefix and the special tokens left out): P, the
@@ -28,11 +28,10 @@ PREFIX = 4  # <s> and the pieces of "query:" (e5_small.token_ids)
 WORD = re.compile(r"\w{4,}")
 
 
-def token_states(texts: list[str], layers: list[int]) -> dict[str, dict[int, np.ndarray]]:
-    """text -> layer -> (tokens, 384) L2-normalised states of the text's own tokens."""
+def token_states(texts: list[str]) -> dict[str, np.ndarray]:
+    """text -> (tokens, 384) L2-normalised last-layer states of the text's own tokens (float32)."""
     import torch
 
-    from alignment_engine.e5_small import dequantize
     from alignment_engine.semantic import network
 
     net = network()
@@ -40,22 +39,15 @@ def token_states(texts: list[str], layers: list[int]) -> dict[str, dict[int, np.
     by_len: dict[int, list[str]] = {}
     for t, ids in toks.items():
         by_len.setdefault(len(ids), []).append(t)
-    out: dict[str, dict[int, np.ndarray]] = {}
+    out: dict[str, np.ndarray] = {}
     with torch.inference_mode():
         for length, group in by_len.items():
+            own = slice(PREFIX, length - 1) if length - 1 > PREFIX else slice(1, max(length - 1, 2))
             for start in range(0, len(group), 64):
                 batch = group[start:start + 64]
-                ids = np.asarray([toks[t] for t in batch], dtype=np.int64)
-                words = dequantize(net.word[ids.ravel()], net.hidden).reshape(len(batch), length, net.hidden)
-                x = net.eln(torch.from_numpy(words) + net.pos[:length][None] + net.type0)
-                kept = {}
-                for depth, layer in enumerate(net.layers, 1):
-                    x = layer(x, None)
-                    if depth in layers:
-                        kept[depth] = x
-                own = slice(PREFIX, length - 1) if length - 1 > PREFIX else slice(1, max(length - 1, 2))
+                states = net.token_states(np.asarray([toks[t] for t in batch], dtype=np.int64))
                 for k, t in enumerate(batch):
-                    out[t] = {d: torch.nn.functional.normalize(kept[d][k, own].float(), dim=-1).numpy() for d in layers}
+                    out[t] = torch.nn.functional.normalize(states[k, own].float(), dim=-1).numpy()
     return out
 
 
@@ -72,7 +64,6 @@ def bertscore(simple: list[np.ndarray], complex_: list[np.ndarray]) -> tuple[np.
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "deplain-web"))
-    ap.add_argument("--layers", default="12", help="encoder layers whose token states give channels (1-12)")
     args = ap.parse_args()
     import torch
     from sklearn.ensemble import HistGradientBoostingClassifier
@@ -86,16 +77,14 @@ def main() -> None:
     from alignment_engine.crf_config import CRFConfig
 
     torch.set_num_threads(1)
-    layers = [int(x) for x in args.layers.split(",")]
     cfg = CRFConfig()
     t0 = time.perf_counter()
     prep = deplain_web(cfg, Path(args.data))
-    states = token_states(sorted({s for d in prep.docs for s in (*d.simple, *d.complex)}), layers)
+    states = token_states(sorted({s for d in prep.docs for s in (*d.simple, *d.complex)}))
     base, new, gold, group, hard = [], [], [], [], []
     for k, (doc, g) in enumerate(zip(prep.docs, prep.gold_mats, strict=True)):
         m, n = doc.shape
-        chans = [c for d in layers for c in bertscore([states[s][d] for s in doc.simple],
-                                                       [states[c][d] for c in doc.complex])]
+        chans = bertscore([states[s] for s in doc.simple], [states[c] for c in doc.complex])
         base.append(doc.lex.reshape(m * n, -1))
         new.append(np.stack(chans, -1).reshape(m * n, -1))
         gold.append(g.reshape(-1))
@@ -107,7 +96,7 @@ def main() -> None:
     groups, h = np.concatenate(group), np.concatenate(hard)
     print(f"{len(y)} cells, {int(y.sum())} gold, {int(y[h].sum())} of them hard; {time.perf_counter() - t0:.0f} s")
     singles = [("sem_cos (the default's)", x[:, config_feature_names(cfg).index("sem_cos")])]
-    singles += [(f"layer {d} {name}", xn[:, 3 * i + j]) for i, d in enumerate(layers) for j, name in enumerate("PRF")]
+    singles += [(f"layer 12 {name}", xn[:, j]) for j, name in enumerate("PRF")]
     print("| channel | AUC | AP | hard AUC | hard AP |\n|---|---|---|---|---|")
     for name, v in singles:
         print(f"| {name} | {roc_auc_score(y, v):.3f} | {average_precision_score(y, v):.3f} | "
