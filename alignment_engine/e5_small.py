@@ -280,14 +280,29 @@ class _Layer(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         b, t, h = x.shape
         d = h // self.heads
+        lin = _per_text if x.device.type == "cpu" else _Layer._whole
 
         def split(y: torch.Tensor) -> torch.Tensor:
             return y.view(b, t, self.heads, d).transpose(1, 2)
 
-        ctx = torch.nn.functional.scaled_dot_product_attention(split(self.q(x)), split(self.k(x)), split(self.v(x)),
-                                                               attn_mask=mask)
-        x = self.aln(x + self.ao(ctx.transpose(1, 2).reshape(b, t, h)))
-        return self.oln(x + self.fo(torch.nn.functional.gelu(self.fi(x))))
+        ctx = torch.nn.functional.scaled_dot_product_attention(split(lin(self.q, x)), split(lin(self.k, x)),
+                                                               split(lin(self.v, x)), attn_mask=mask)
+        x = self.aln(x + lin(self.ao, ctx.transpose(1, 2).reshape(b, t, h)))
+        return self.oln(x + lin(self.fo, torch.nn.functional.gelu(lin(self.fi, x))))
+
+    @staticmethod
+    def _whole(mod: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+        return mod(x)
+
+
+def _per_text(mod: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+    """``mod(x)`` for a (B, T, in) batch as B matrix products of T rows, one per text. One product over all B x T
+    rows is what ``nn.Linear`` does, but MKL picks its kernel (and with it the order of a row's sums) by the number of
+    rows on some CPUs: on an Intel Xeon with AVX-512 a text's last bits then depended on the size of its batch, on
+    the Zen CPUs measured they did not (docs/engine-results.md, Round 20). A batched product gives every text the
+    kernel of its own pass."""
+    b = x.shape[0]
+    return torch.baddbmm(mod.bias, x, mod.weight.t().expand(b, *mod.weight.t().shape))
 
 
 class E5Small(nn.Module):
