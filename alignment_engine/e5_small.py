@@ -25,7 +25,9 @@ per second on one core of this machine. This module reads that file and runs the
 - texts go through the network in batches of one token length, without padding or mask, on one torch
   thread: a sentence's embedding then equals that of a pass of the sentence alone, bit for bit (tested; with
   two threads the matrix products split their rows by the batch's size and the last bits move), whichever
-  texts share its batch and whatever thread count the caller runs. Padded batches (sorted by length, masked attention) moved a sentence's vector by up to 9e-8 with the
+  texts share its batch and whatever thread count the caller runs (on the CPU each Linear layer is one matrix
+  product per text, :func:`_per_text`: MKL's kernel for one product over the whole batch depends on its row count on
+  some CPUs). Padded batches (sorted by length, masked attention) moved a sentence's vector by up to 9e-8 with the
   other texts of its batch, and two trainings of the same data whose sentences were grouped differently gave
   two different models (held-out DEplain-web dev .767 and .754, docs/engine-results.md Round 12).
 

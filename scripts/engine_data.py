@@ -6,6 +6,8 @@ Scripts run as ``python scripts/NAME.py`` have this folder on ``sys.path``: ``fr
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "deplain-web"
+WORD = re.compile(r"\w{4,}")
 
 
 @dataclass
@@ -44,3 +47,23 @@ def deplain_web(cfg: Any, data: Path = DATA) -> Prepared:
     gold_mats = [gold_matrix(d.pair, pos.get(d.pair.pair_id, set())).astype(np.int64) for d in docs]
     return Prepared(tp, tg, dp, dg, pos, docs, prepare_docs(dp, cfg, None),
                     np.asarray(norm["mean"], dtype=np.float32), np.asarray(norm["scale"], dtype=np.float32), gold_mats)
+
+
+def cell_table(prep: Prepared, channels: Callable[[int, Any], np.ndarray]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every cell of the train documents as rows: the default's features (``doc.lex``), the new channels
+    ``channels(k, doc)`` ((m, n, c) for document k), the gold label, the document's index, and whether the cell is
+    "hard" (its sentences share no word of 4 or more letters). For the channel experiments
+    (``engine_token_channel.py``, ``engine_e5_finetune.py``)."""
+    base, new, gold, group, hard = [], [], [], [], []
+    for k, (doc, g) in enumerate(zip(prep.docs, prep.gold_mats, strict=True)):
+        m, n = doc.shape
+        base.append(doc.lex.reshape(m * n, -1))
+        new.append(channels(k, doc).reshape(m * n, -1))
+        gold.append(g.reshape(-1))
+        group.append(np.full(m * n, k))
+        sw = [{w.lower() for w in WORD.findall(s)} for s in doc.simple]
+        cw = [{w.lower() for w in WORD.findall(c)} for c in doc.complex]
+        hard.append(np.array([not (a & b) for a in sw for b in cw]))
+    return (np.concatenate(base), np.concatenate(new), np.concatenate(gold), np.concatenate(group),
+            np.concatenate(hard))

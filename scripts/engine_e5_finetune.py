@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import re
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-WORD = re.compile(r"\w{4,}")
 
 
 def lower_states(net, texts: list[str], frozen: int) -> dict[str, torch.Tensor]:
@@ -148,7 +146,7 @@ def main() -> None:
     from sklearn.model_selection import GroupKFold
 
     sys.path.insert(0, str(ROOT / "scripts"))
-    from engine_data import deplain_web
+    from engine_data import cell_table, deplain_web
 
     from alignment_engine.crf_aligner import config_feature_names
     from alignment_engine.crf_config import CRFConfig
@@ -194,22 +192,13 @@ def main() -> None:
         np.savez(args.dump, texts=np.array(keys, dtype=object), emb=np.stack([table[t] for t in keys]))
         print(f"final fine-tuning and dev: {time.perf_counter() - t1:.0f} s; {len(keys)} texts in {args.dump}")
         return
-    base, new, gold, group, hard = [], [], [], [], []
     sem_idx = [i for i, name in enumerate(config_feature_names(cfg)) if name.startswith("sem_")]
-    for k, (doc, g) in enumerate(zip(prep.docs, prep.gold_mats, strict=True)):
-        m, n = doc.shape
-        s_emb = np.stack([oof[(k, s)] for s in doc.simple])
-        c_emb = np.stack([oof[(k, c)] for c in doc.complex])
-        base.append(doc.lex.reshape(m * n, -1))
-        new.append(semantic_features(s_emb, c_emb, cfg.span_emission_widths)
-                   .reshape(m * n, -1))
-        gold.append(g.reshape(-1))
-        group.append(np.full(m * n, k))
-        sw = [{w.lower() for w in WORD.findall(s)} for s in doc.simple]
-        cw = [{w.lower() for w in WORD.findall(c)} for c in doc.complex]
-        hard.append(np.array([not (a & b) for a in sw for b in cw]))
-    x, xn, y = np.concatenate(base), np.concatenate(new), np.concatenate(gold)
-    groups, h = np.concatenate(group), np.concatenate(hard)
+
+    def tuned(k: int, doc) -> np.ndarray:
+        return semantic_features(np.stack([oof[(k, s)] for s in doc.simple]),
+                                 np.stack([oof[(k, c)] for c in doc.complex]), cfg.span_emission_widths)
+
+    x, xn, y, groups, h = cell_table(prep, tuned)
     print(f"{len(y)} cells, {int(y.sum())} gold, {int(y[h].sum())} of them hard; {time.perf_counter() - t0:.0f} s")
     names = config_feature_names(cfg)
     print("| channel | AUC | AP | hard AUC | hard AP |\n|---|---|---|---|---|")

@@ -15,7 +15,6 @@ About 2 minutes on one core.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from pathlib import Path
@@ -25,7 +24,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 PREFIX = 4  # <s> and the pieces of "query:" (e5_small.token_ids)
-WORD = re.compile(r"\w{4,}")
 
 
 def token_states(texts: list[str]) -> dict[str, np.ndarray]:
@@ -71,7 +69,7 @@ def main() -> None:
     from sklearn.model_selection import GroupKFold
 
     sys.path.insert(0, str(ROOT / "scripts"))
-    from engine_data import deplain_web
+    from engine_data import cell_table, deplain_web
 
     from alignment_engine.crf_aligner import config_feature_names
     from alignment_engine.crf_config import CRFConfig
@@ -81,19 +79,8 @@ def main() -> None:
     t0 = time.perf_counter()
     prep = deplain_web(cfg, Path(args.data))
     states = token_states(sorted({s for d in prep.docs for s in (*d.simple, *d.complex)}))
-    base, new, gold, group, hard = [], [], [], [], []
-    for k, (doc, g) in enumerate(zip(prep.docs, prep.gold_mats, strict=True)):
-        m, n = doc.shape
-        chans = bertscore([states[s] for s in doc.simple], [states[c] for c in doc.complex])
-        base.append(doc.lex.reshape(m * n, -1))
-        new.append(np.stack(chans, -1).reshape(m * n, -1))
-        gold.append(g.reshape(-1))
-        group.append(np.full(m * n, k))
-        sw = [{w.lower() for w in WORD.findall(s)} for s in doc.simple]
-        cw = [{w.lower() for w in WORD.findall(c)} for c in doc.complex]
-        hard.append(np.array([not (a & b) for a in sw for b in cw]))
-    x, xn, y = np.concatenate(base), np.concatenate(new), np.concatenate(gold)
-    groups, h = np.concatenate(group), np.concatenate(hard)
+    x, xn, y, groups, h = cell_table(prep, lambda k, doc: np.stack(
+        bertscore([states[s] for s in doc.simple], [states[c] for c in doc.complex]), -1))
     print(f"{len(y)} cells, {int(y.sum())} gold, {int(y[h].sum())} of them hard; {time.perf_counter() - t0:.0f} s")
     singles = [("sem_cos (the default's)", x[:, config_feature_names(cfg).index("sem_cos")])]
     singles += [(f"layer 12 {name}", xn[:, j]) for j, name in enumerate("PRF")]
