@@ -26,7 +26,7 @@ per second on one core of this machine. This module reads that file and runs the
   thread: a sentence's embedding then equals that of a pass of the sentence alone, bit for bit (tested; with
   two threads the matrix products split their rows by the batch's size and the last bits move), whichever
   texts share its batch and whatever thread count the caller runs (on the CPU each Linear layer is one matrix
-  product per text, :func:`_per_text`: MKL's kernel for one product over the whole batch depends on its row count on
+  product per text, :func:`_linear`: MKL's kernel for one product over the whole batch depends on its row count on
   some CPUs). Padded batches (sorted by length, masked attention) moved a sentence's vector by up to 9e-8 with the
   other texts of its batch, and two trainings of the same data whose sentences were grouped differently gave
   two different models (held-out DEplain-web dev .767 and .754, docs/engine-results.md Round 12).
@@ -282,7 +282,7 @@ class _Layer(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         b, t, h = x.shape
         d = h // self.heads
-        lin = _per_text if x.device.type == "cpu" else _Layer._whole
+        lin = _linear
 
         def split(y: torch.Tensor) -> torch.Tensor:
             return y.view(b, t, self.heads, d).transpose(1, 2)
@@ -292,19 +292,17 @@ class _Layer(nn.Module):
         x = self.aln(x + lin(self.ao, ctx.transpose(1, 2).reshape(b, t, h)))
         return self.oln(x + lin(self.fo, torch.nn.functional.gelu(lin(self.fi, x))))
 
-    @staticmethod
-    def _whole(mod: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+
+def _linear(mod: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+    """``mod(x)`` for a (B, T, in) batch; on the CPU as B matrix products of T rows, one per text. One product over
+    all B x T rows is what ``nn.Linear`` does, but MKL picks its kernel (and with it the order of a row's sums) by the
+    number of rows on some CPUs: on an Intel Xeon with AVX-512 a text's last bits then depended on the size of its
+    batch, on the Zen CPUs measured they did not (docs/engine-results.md, Round 20). A batched product gives every
+    text the kernel of its own pass."""
+    if x.device.type != "cpu":
         return mod(x)
-
-
-def _per_text(mod: nn.Linear, x: torch.Tensor) -> torch.Tensor:
-    """``mod(x)`` for a (B, T, in) batch as B matrix products of T rows, one per text. One product over all B x T
-    rows is what ``nn.Linear`` does, but MKL picks its kernel (and with it the order of a row's sums) by the number of
-    rows on some CPUs: on an Intel Xeon with AVX-512 a text's last bits then depended on the size of its batch, on
-    the Zen CPUs measured they did not (docs/engine-results.md, Round 20). A batched product gives every text the
-    kernel of its own pass."""
-    b = x.shape[0]
-    return torch.baddbmm(mod.bias, x, mod.weight.t().expand(b, *mod.weight.t().shape))
+    w = mod.weight.t()
+    return torch.baddbmm(mod.bias, x, w.expand(x.shape[0], *w.shape))
 
 
 class E5Small(nn.Module):
@@ -357,13 +355,18 @@ class E5Small(nn.Module):
         memory, 4-bit, and a batch's rows go to the device dequantized)."""
         return self.pos.device
 
+    def input_states(self, ids: np.ndarray) -> torch.Tensor:
+        """(B, T, hidden) inputs of the first layer for B token sequences of one length: the dequantized word rows
+        plus the position and type embeddings, layer-normalised."""
+        b, t = ids.shape
+        words = dequantize(self.word[ids.ravel()], self.hidden).reshape(b, t, self.hidden)
+        return self.eln(torch.from_numpy(words).to(self.device) + self.pos[:t][None] + self.type0)
+
     def token_states(self, ids: np.ndarray, int8: bool = False) -> torch.Tensor:
         """(B, T, hidden) last-layer states of B token sequences of one length (no padding, no mask; ``int8``: the
         layers through :class:`alignment_engine.e5_int8.Int8Layers`). :meth:`embed` pools them; an experiment may
         read them (``scripts/engine_token_channel.py``)."""
-        b, t = ids.shape
-        words = dequantize(self.word[ids.ravel()], self.hidden).reshape(b, t, self.hidden)
-        x = self.eln(torch.from_numpy(words).to(self.device) + self.pos[:t][None] + self.type0)
+        x = self.input_states(ids)
         if int8:
             return torch.from_numpy(self.int8_layers()(x.numpy()))
         for layer in self.layers:

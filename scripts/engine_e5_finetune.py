@@ -34,21 +34,16 @@ def lower_states(net, texts: list[str], frozen: int) -> dict[str, torch.Tensor]:
     """text -> (T, hidden) states after the first ``frozen`` layers (no padding: texts of one length together)."""
     import torch
 
-    from alignment_engine.e5_small import dequantize
-
     toks = {t: net.ids(t) for t in texts}
     by_len: dict[int, list[str]] = {}
     for t, ids in toks.items():
         by_len.setdefault(len(ids), []).append(t)
     out = {}
     with torch.inference_mode():
-        for length, group in by_len.items():
+        for group in by_len.values():
             for start in range(0, len(group), 64):
                 batch = group[start:start + 64]
-                ids = np.asarray([toks[t] for t in batch], dtype=np.int64)
-                b = len(batch)
-                words = dequantize(net.word[ids.ravel()], net.hidden).reshape(b, length, net.hidden)
-                x = net.eln(torch.from_numpy(words) + net.pos[:length][None] + net.type0)
+                x = net.input_states(np.asarray([toks[t] for t in batch], dtype=np.int64))
                 for layer in net.layers[:frozen]:
                     x = layer(x, None)
                 for k, t in enumerate(batch):
