@@ -48,7 +48,7 @@ from alignment_engine.features import (
     lexical_feature_names,
     lexical_features,
     start_features,
-    transition_features,
+    transition_table,
 )
 from alignment_engine.optim import adam_epochs
 from alignment_engine.paragraph_model import cell_paragraph_values, paragraph_features
@@ -227,6 +227,21 @@ class Batch:
     gold: torch.Tensor  # (B, T) long: the gold label of each step (0 when none or unknown)
     gold_sets: torch.Tensor  # (B, T, L) bool: every gold label of each step (0 when none)
     partial: torch.Tensor  # (B,) bool: the sequence's labels are partial (``Seq.partial``)
+    _cells: tuple[torch.Tensor, torch.Tensor] | None = field(default=None, repr=False, compare=False)
+
+    def allowed_cells(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The allowed cells' features (N, F) and each step's feature maxima over them (B, T, F; 0 for a step
+        with none): what the scorer reads that no weight changes, made once (a training batch is scored every
+        epoch or L-BFGS evaluation)."""
+        if self._cells is None:
+            feats, allowed = self.feats, self.label_mask[:, :, 1:]
+            if feats.shape[2]:
+                row_max = feats.masked_fill(~allowed[..., None], -1e4).max(dim=2).values
+                row_max = torch.where(allowed.any(dim=2, keepdim=True), row_max, torch.zeros_like(row_max))
+            else:
+                row_max = feats.new_zeros((feats.shape[0], feats.shape[1], feats.shape[-1]))
+            self._cells = (feats[allowed], row_max)
+        return self._cells
 
 
 def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
@@ -285,13 +300,9 @@ class ChainScorer(nn.Module):
         allowed = label_mask[:, :, 1:]
         # the emission network runs on allowed cells only (padding and masked labels are skipped)
         real = feats.new_full((b, t, l1), crf.NEG_INF)
+        cells, row_max = batch.allowed_cells()
         if l1:
-            real[allowed] = self.emit(feats[allowed]).squeeze(-1).to(real.dtype)
-        if l1:
-            row_max = feats.masked_fill(~allowed[..., None], -1e4).max(dim=2).values
-            row_max = torch.where(allowed.any(dim=2, keepdim=True), row_max, torch.zeros_like(row_max))
-        else:
-            row_max = feats.new_zeros((b, t, feats.shape[-1]))
+            real[allowed] = self.emit(cells).squeeze(-1).to(real.dtype)
         null = self.null(row_max)  # (B, T, 1)
         emissions = torch.cat([null, real], dim=2)
         lab = l1 + 1
@@ -306,7 +317,8 @@ class ChainScorer(nn.Module):
             if n in shared:
                 tr, st = shared[n]
             else:
-                tr = self.trans(transition_features(n, device=feats.device)).squeeze(-1)
+                rows, index = transition_table(n, device=feats.device)
+                tr = self.trans(rows).squeeze(-1)[index]
                 st = self.start(start_features(n, device=feats.device)).squeeze(-1)
                 if not torch.is_grad_enabled():
                     shared[n] = (tr, st)

@@ -115,21 +115,15 @@ def encoder_channels(prob: np.ndarray, scored: np.ndarray) -> np.ndarray:
     return np.stack([np.where(scored, logit, 0.0), scored.astype(np.float64)], axis=-1).astype(np.float32)
 
 
-def transition_features(n_labels: int, device: torch.device | str = "cpu") -> torch.Tensor:
-    """(L, L, len(TRANSITION_FEATURES)) features of moving from label ``j`` to label ``k``.
-
-    Labels 0..n (0 = not aligned).  Between two real labels: |d|, log(1+|d|), d == 0, d == 1,
-    d < 0, d > 1 and |d| / n with d = k - j (the paper's g1, in several shapes so the network
-    can learn a non-linear jump cost); then the paper's three null indicators g2..g4:
-    previous null, current null, both null. In the CRFs' float type (:data:`alignment_engine.crf.DTYPE`).
-    """
-    idx = torch.arange(n_labels, device=device, dtype=DTYPE)
-    d = idx[None, :] - idx[:, None]  # (L, L): k - j
-    real = (idx > 0)
-    both_real = (real[:, None] & real[None, :]).to(DTYPE)
+def _transition_rows(j: torch.Tensor, k: torch.Tensor, n_labels: int) -> torch.Tensor:
+    """(..., len(TRANSITION_FEATURES)) features of moving from label ``j`` to label ``k`` (long tensors of one
+    shape, labels 0..n_labels - 1): :func:`transition_features` for any set of pairs."""
+    d = k.to(DTYPE) - j.to(DTYPE)  # k - j
+    real_j, real_k = j > 0, k > 0
+    both_real = (real_j & real_k).to(DTYPE)
     ad = d.abs()
     n = max(n_labels - 1, 1)
-    feats = torch.stack(
+    return torch.stack(
         [
             ad * both_real,
             torch.log1p(ad) * both_real,
@@ -138,13 +132,46 @@ def transition_features(n_labels: int, device: torch.device | str = "cpu") -> to
             (d < 0).to(DTYPE) * both_real,
             (d > 1).to(DTYPE) * both_real,
             ad / n * both_real,
-            ((~real)[:, None] & real[None, :]).to(DTYPE),
-            (real[:, None] & (~real)[None, :]).to(DTYPE),
-            ((~real)[:, None] & (~real)[None, :]).to(DTYPE),
+            (~real_j & real_k).to(DTYPE),
+            (real_j & ~real_k).to(DTYPE),
+            (~real_j & ~real_k).to(DTYPE),
         ],
         dim=-1,
     )
-    return feats
+
+
+def transition_features(n_labels: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """(L, L, len(TRANSITION_FEATURES)) features of moving from label ``j`` to label ``k``.
+
+    Labels 0..n (0 = not aligned).  Between two real labels: |d|, log(1+|d|), d == 0, d == 1,
+    d < 0, d > 1 and |d| / n with d = k - j (the paper's g1, in several shapes so the network
+    can learn a non-linear jump cost); then the paper's three null indicators g2..g4:
+    previous null, current null, both null. In the CRFs' float type (:data:`alignment_engine.crf.DTYPE`).
+    """
+    idx = torch.arange(n_labels, device=device)
+    return _transition_rows(idx[:, None].expand(n_labels, n_labels), idx[None, :].expand(n_labels, n_labels), n_labels)
+
+
+def transition_table(n_labels: int, device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """The distinct rows of :func:`transition_features` and the (L, L) long index of every (j, k)'s row: a
+    transition network run on the 2 L rows and indexed gives its (L, L) scores (the features depend only on the
+    jump k - j between two real labels, or on which of the two is null), where the full features have L^2 rows.
+    Rows: the jumps -(L - 2) .. L - 2, then null -> real, real -> null, null -> null."""
+    real = n_labels - 1
+    if real <= 0:
+        return _transition_rows(torch.zeros(1, dtype=torch.long, device=device),
+                                torch.zeros(1, dtype=torch.long, device=device), n_labels), \
+            torch.zeros((n_labels, n_labels), dtype=torch.long, device=device)
+    jumps = torch.arange(-(real - 1), real, device=device)
+    one = torch.ones_like(jumps)
+    j = torch.cat([torch.where(jumps < 0, 1 - jumps, one), torch.tensor([0, 1, 0], device=device)])
+    k = torch.cat([torch.where(jumps < 0, one, 1 + jumps), torch.tensor([1, 0, 0], device=device)])
+    idx = torch.arange(n_labels, device=device)
+    index = idx[None, :] - idx[:, None] + (real - 1)  # real -> real: the jump's row
+    index[0, 1:] = 2 * real - 1
+    index[1:, 0] = 2 * real
+    index[0, 0] = 2 * real + 1
+    return _transition_rows(j, k, n_labels), index
 
 
 def start_features(n_labels: int, device: torch.device | str = "cpu") -> torch.Tensor:

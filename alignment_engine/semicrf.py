@@ -39,7 +39,7 @@ from torch import nn
 from alignment_engine.crf import DTYPE, exp_transitions, logsumexp_step
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.encoders import training_threads
-from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_features
+from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_table
 from alignment_engine.optim import adam_epochs
 from alignment_engine.similarity import _bags_from_codes, _char_codes, _dense_bags, _pair_bags, _word_tuple, dense_idf
 from alignment_engine.span_emission import _l2
@@ -113,23 +113,24 @@ def log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tens
     (0: none yet) to the next start; ``step_mask`` (B, T) bool, a prefix of real steps; ``null`` (B, T)
     the null option's score (default 0; NEG forbids it). Equals :func:`alignment_engine.semimarkov.log_partition`."""
     b, t, n, width = span.shape
-    last = span.new_full((b, n + 1), NEG)
-    last[:, 0] = 0.0
     if n == 0:
         return span.new_zeros(b)
-    pad = span.new_full((b, 1), NEG)
+    last = span.new_full((b, n + 1), NEG)
+    last[:, 0] = 0.0
     fast = exp_transitions(trans)  # one matrix product per step instead of n^2 exp
-    # per-step views made once: indexing span[:, i] in the loop would make its backward allocate and add a
-    # full-size gradient at every step (quadratic in T)
-    steps = [x.unbind(-1) for x in span.unbind(1)]  # [t][w - 1]: (B, n)
+    # ends[:, i, o]: (B, n + 1) the scores of step i's spans of width w = width - o by their end state e = a + w
+    # (0 where e < w), made once: a step then adds them to the shifted `into` in one operation, not one per width
+    ends = torch.stack([torch.cat([span.new_zeros((b, t, w)), span[:, :, : n - w + 1, w - 1]], dim=2) if w <= n
+                        else span.new_zeros((b, t, n + 1)) for w in range(width, 0, -1)], dim=2)
+    ends_steps = ends.unbind(1)  # per-step views made once (indexing in the loop: a full-size gradient per step)
+    head = span.new_full((b, width), NEG)
     nulls = None if null is None else null.unbind(1)
     for i in range(t):
         into = logsumexp_step(last, *fast)  # (B, n): logsumexp over the previous end of last + trans
-        opts = [last if nulls is None else last + nulls[i][:, None]]
-        for w in range(1, width + 1):
-            score = into[:, : n - w + 1] + steps[i][w - 1][:, : n - w + 1]  # spans ending at e = a + w
-            opts.append(torch.cat([pad.expand(b, w), score], dim=1) if w <= n else last.new_full((b, n + 1), NEG))
-        new = torch.logsumexp(torch.stack(opts, dim=0), dim=0)
+        # window o of the padded `into` is into[e - w] at e (NEG for e < w), w = width - o
+        spans = torch.cat([head, into], dim=1).unfold(1, n + 1, 1) + ends_steps[i]  # (B, width, n + 1)
+        stay = last if nulls is None else last + nulls[i][:, None]
+        new = torch.logsumexp(torch.cat([stay[:, None], spans], dim=1), dim=1)
         last = torch.where(step_mask[:, i: i + 1], new, last)
     return torch.logsumexp(last, dim=1)
 
@@ -274,6 +275,9 @@ class SpanBatch:
     n_labels: list[int]
     gold_span: torch.Tensor  # (B, T, n, W) bool
     gold_null: torch.Tensor  # (B, T) bool
+    # what the scorer reads that no weight changes, made once per batch (a training batch is scored every epoch):
+    cells: torch.Tensor  # (N, F) the real cells' features, in the order of cell_mask's True entries
+    row_max: torch.Tensor  # (B, T, F) each step's feature maxima over its real cells (0 for padded steps)
 
 
 def collate_spans(seqs: Sequence[SpanSeq]) -> SpanBatch:
@@ -301,9 +305,15 @@ def collate_spans(seqs: Sequence[SpanSeq]) -> SpanBatch:
         if s.gold_span is not None and s.gold_null is not None:
             gs[k, :tt, :nn_] = s.gold_span
             gn[k, :tt] = s.gold_null
-    return SpanBatch(torch.from_numpy(feats).to(DTYPE), torch.from_numpy(rv).to(DTYPE), torch.from_numpy(valid), torch.from_numpy(step),
-                     torch.from_numpy(cell), [s.feats.shape[1] for s in seqs], torch.from_numpy(gs),
-                     torch.from_numpy(gn))
+    row_max = np.zeros((b, t, f), dtype=np.float32)
+    for k, s in enumerate(seqs):
+        if s.feats.shape[1]:
+            row_max[k, : s.feats.shape[0]] = s.feats.max(axis=1)
+    feats_t = torch.from_numpy(feats).to(DTYPE)
+    cell_t = torch.from_numpy(cell)
+    return SpanBatch(feats_t, torch.from_numpy(rv).to(DTYPE), torch.from_numpy(valid), torch.from_numpy(step),
+                     cell_t, [s.feats.shape[1] for s in seqs], torch.from_numpy(gs), torch.from_numpy(gn),
+                     feats_t[cell_t], torch.from_numpy(row_max).to(DTYPE))
 
 
 # ---- the network ----------------------------------------------------------------------------
@@ -344,24 +354,27 @@ class SpanScorer(nn.Module):
         self.to(DTYPE)
 
     def forward(self, batch: SpanBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        """(span scores (B, T, n, W) with the null score subtracted and NEG where invalid, trans (B, n + 1, n))."""
-        feats = batch.feats
-        b, t, n, _ = feats.shape
-        e = self.emit(feats).squeeze(-1)  # (B, T, n)
-        e = torch.where(batch.cell_mask, e, torch.zeros_like(e))
-        row_max = feats.masked_fill(~batch.cell_mask[..., None], -1e4).max(dim=2).values
-        row_max = torch.where(batch.cell_mask.any(dim=2, keepdim=True), row_max, torch.zeros_like(row_max))
-        null = self.null(row_max)  # (B, T, 1)
-        onehot = torch.eye(self.width, dtype=feats.dtype).expand(b, t, n, self.width, self.width)
-        x = torch.cat([_window(e, self.width, "mean")[..., None], _window(e, self.width, "max")[..., None],
-                       _window(e, self.width, "min")[..., None], batch.runs, onehot], dim=-1)
-        span = self.span(x).squeeze(-1) - null[..., None]
+        """(span scores (B, T, n, W) with the null score subtracted and NEG where invalid, trans (B, n + 1, n)).
+
+        The emission network runs on real cells only, the span layer is applied term by term (its input, the
+        window statistics, runs and width one-hot, is never concatenated), and the transition network on one row
+        per jump: the same values as the dense forms, up to float rounding."""
+        b, t, n, _ = batch.feats.shape
+        e = batch.feats.new_zeros((b, t, n))
+        if batch.cells.shape[0]:
+            e = e.masked_scatter(batch.cell_mask, self.emit(batch.cells).squeeze(-1))
+        null = self.null(batch.row_max)  # (B, T, 1)
+        w = self.span.weight[0]  # mean, max, min, the RUN_VALUES, the width one-hot
+        k = 3 + len(RUN_VALUES)
+        span = (_window(e, self.width, "mean") * w[0] + _window(e, self.width, "max") * w[1]
+                + _window(e, self.width, "min") * w[2] + batch.runs @ w[3:k] + (w[k:] + self.span.bias))
+        span = span - null[..., None]
         span = torch.where(batch.valid, span, torch.full_like(span, NEG))
-        trans = feats.new_zeros((b, n + 1, n))
-        for k, nl in enumerate(batch.n_labels):
-            tf = transition_features(nl + 1)[1:, 1:, :]  # (nl, nl, F): from last column e - 1 to start a
-            trans[k, 1: nl + 1, :nl] = self.trans(tf).squeeze(-1)
-            trans[k, 0, :nl] = self.start(start_features(nl + 1)[1:]).squeeze(-1)
+        trans = span.new_zeros((b, n + 1, n))
+        for j, nl in enumerate(batch.n_labels):
+            rows, index = transition_table(nl + 1)
+            trans[j, 1: nl + 1, :nl] = self.trans(rows).squeeze(-1)[index[1:, 1:]]  # from last column e - 1 to start a
+            trans[j, 0, :nl] = self.start(start_features(nl + 1)[1:]).squeeze(-1)
         return span, trans
 
 

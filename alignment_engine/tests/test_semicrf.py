@@ -203,3 +203,73 @@ def test_batched_decoding_equals_one_document_at_a_time() -> None:
         assert np.allclose(x.reverse_marginals, y.reverse_marginals, atol=1e-5)
         assert (x.forward == y.forward).all() and (x.reverse == y.reverse).all()
         assert x.forward_marginals.max() > 0 and (x.forward_marginals <= 1).all()
+
+
+def test_forward_with_runs_wider_than_the_row_matches_brute_force() -> None:
+    """Widths above the number of labels (no span of that width fits) take the branch that shifts nothing in."""
+    rng = np.random.default_rng(4)
+    for m, n, width in ((3, 2, 4), (2, 1, 3), (3, 3, 3)):
+        s = rng.normal(size=(m, n, width))
+        tr = rng.normal(size=(n + 1, n))
+        brute = np.log(sum(np.exp(_score(lab, s, tr)) for lab in _labellings(m, n, width)))
+        got = log_partition(torch.tensor(_valid(s)[None]), torch.tensor(tr[None]), torch.ones(1, m, dtype=torch.bool))
+        assert np.isclose(float(got[0]), brute, atol=1e-9)
+
+
+def _dense_scores(scorer, batch) -> tuple[torch.Tensor, torch.Tensor]:
+    """The scorer's formulation before it was made fast: the emission network on every padded cell, the span
+    layer on the concatenated window statistics, runs and width one-hot, the transition network on every
+    (previous end, start) pair's features."""
+    from alignment_engine.features import start_features, transition_features
+    from alignment_engine.semicrf import _window
+
+    feats = batch.feats
+    b, t, n, _ = feats.shape
+    e = torch.where(batch.cell_mask, scorer.emit(feats).squeeze(-1), torch.zeros(b, t, n, dtype=feats.dtype))
+    row_max = feats.masked_fill(~batch.cell_mask[..., None], -1e4).max(dim=2).values
+    row_max = torch.where(batch.cell_mask.any(dim=2, keepdim=True), row_max, torch.zeros_like(row_max))
+    onehot = torch.eye(scorer.width, dtype=feats.dtype).expand(b, t, n, scorer.width, scorer.width)
+    x = torch.cat([_window(e, scorer.width, "mean")[..., None], _window(e, scorer.width, "max")[..., None],
+                   _window(e, scorer.width, "min")[..., None], batch.runs, onehot], dim=-1)
+    span = scorer.span(x).squeeze(-1) - scorer.null(row_max)[..., None]
+    span = torch.where(batch.valid, span, torch.full_like(span, NEG))
+    trans = feats.new_zeros((b, n + 1, n))
+    for k, nl in enumerate(batch.n_labels):
+        trans[k, 1: nl + 1, :nl] = scorer.trans(transition_features(nl + 1)[1:, 1:, :]).squeeze(-1)
+        trans[k, 0, :nl] = scorer.start(start_features(nl + 1)[1:]).squeeze(-1)
+    return span, trans
+
+
+def test_span_scorer_equals_its_dense_formulation_with_gradients() -> None:
+    """The scorer skips padded cells, never builds the span layer's input and runs the transition network on one
+    row per jump: the same scores and weight gradients as the dense formulation, up to float rounding."""
+    from alignment_engine.crf_config import CRFConfig
+    from alignment_engine.semicrf import BiSemiCRF, batch_log_likelihood, build_span_sequences, collate_spans
+    from alignment_engine.tests.test_training import _prepared, _synthetic
+
+    cfg = CRFConfig()
+    docs, mean, scale, mats = _prepared(*_synthetic(5), cfg)
+    torch.manual_seed(2)
+    model = BiSemiCRF(len(mean), cfg)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.1 * torch.randn_like(p))  # away from the initial span layer, whose weights are mostly 0
+    for d in ("s2c", "c2s"):
+        scorer = model.direction(d)
+        seqs = build_span_sequences(docs, d, cfg, mean, scale, mats)
+        batch = collate_spans(seqs)  # sequences of several sizes: padding in both dimensions
+        assert len({s.feats.shape[:2] for s in seqs}) > 1
+        fast, dense = scorer(batch), _dense_scores(scorer, batch)
+        for x, y in zip(fast, dense, strict=True):
+            assert x.shape == y.shape and torch.allclose(x, y, rtol=1e-12, atol=1e-12)
+        grads = []
+        for how in (lambda sc, bt: sc(bt), _dense_scores):
+            scorer.zero_grad()
+            span, trans = how(scorer, batch)
+            # the training loss through the spans and transitions as the likelihood reads them
+            z = log_partition(span, trans, batch.step_mask)
+            z.sum().backward()
+            grads.append([p.grad.clone() for p in scorer.parameters()])
+        for x, y in zip(*grads, strict=True):
+            assert torch.allclose(x, y, rtol=1e-9, atol=1e-12)
+        assert torch.isfinite(batch_log_likelihood(scorer, batch)).all()

@@ -546,6 +546,60 @@ def test_the_crfs_train_decode_and_load_in_float64(tmp_path):
         [[(a.simple_id, a.complex_id, a.label) for a in doc] for doc in aligned]
 
 
+def _dense_chain_scores(scorer, batch):  # type: ignore[no-untyped-def]
+    """A chain scorer's potentials as its forward computed them before the batch kept its cells: the emission
+    network on the allowed cells, the step maxima and the transition network on every label pair's features."""
+    import torch
+
+    from alignment_engine import crf
+    from alignment_engine.features import start_features, transition_features
+
+    feats, allowed = batch.feats, batch.label_mask[:, :, 1:]
+    b, t, l1, _ = feats.shape
+    real = feats.new_full((b, t, l1), crf.NEG_INF)
+    real[allowed] = scorer.emit(feats[allowed]).squeeze(-1)
+    row_max = feats.masked_fill(~allowed[..., None], -1e4).max(dim=2).values
+    row_max = torch.where(allowed.any(dim=2, keepdim=True), row_max, torch.zeros_like(row_max))
+    trans, start = feats.new_zeros((b, l1 + 1, l1 + 1)), feats.new_zeros((b, l1 + 1))
+    for i, n in enumerate(batch.n_labels.tolist()):
+        trans[i, :n, :n] = scorer.trans(transition_features(n)).squeeze(-1)
+        start[i, :n] = scorer.start(start_features(n)).squeeze(-1)
+    return torch.cat([scorer.null(row_max), real], dim=2), trans, start
+
+
+def test_chain_scorer_equals_its_dense_formulation_with_gradients():
+    """The first-order CRF's scorer reads the allowed cells and step maxima its batch made once, and runs the
+    transition network on one row per jump (features.transition_table): the same potentials and weight gradients
+    as the emission network on the allowed cells and the transition network on every label pair's features, up to
+    float rounding; a second forward reuses the batch's cells."""
+    import torch
+
+    from alignment_engine import crf
+    from alignment_engine.crf_aligner import BiCRF, build_sequences, collate
+
+    cfg = CRFConfig()
+    docs, mean, scale, mats = _prepared(*_synthetic(5), cfg)
+    torch.manual_seed(4)
+    model = BiCRF.for_config(cfg)
+    for d in ("s2c", "c2s"):
+        scorer = model.direction(d)
+        batch = collate(build_sequences(docs, d, cfg, mean, scale, mats), torch.device("cpu"))
+        assert not bool(batch.step_mask.all()) or len(set(batch.n_labels.tolist())) > 1  # padded sequences
+
+        grads = []
+        for how in (lambda sc, bt: sc(bt), _dense_chain_scores, lambda sc, bt: sc(bt)):
+            scorer.zero_grad()
+            emis, trans, start = how(scorer, batch)
+            crf.log_partition(emis, trans, start=start, step_mask=batch.step_mask,
+                              label_mask=batch.label_mask).sum().backward()
+            grads.append(([x.detach() for x in (emis, trans, start)], [p.grad.clone() for p in scorer.parameters()]))
+        (fast, g_fast), (ref, g_ref), (again, g_again) = grads
+        for x, y, z in zip(fast, ref, again, strict=True):
+            assert torch.allclose(x, y, rtol=1e-12, atol=1e-12) and torch.equal(x, z)
+        for x, y, z in zip(g_fast, g_ref, g_again, strict=True):
+            assert torch.allclose(x, y, rtol=1e-9, atol=1e-12) and torch.equal(x, z)
+
+
 def _crf_weights(model_dir) -> dict:  # type: ignore[no-untyped-def]
     import torch
 
