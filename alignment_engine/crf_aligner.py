@@ -227,21 +227,10 @@ class Batch:
     gold: torch.Tensor  # (B, T) long: the gold label of each step (0 when none or unknown)
     gold_sets: torch.Tensor  # (B, T, L) bool: every gold label of each step (0 when none)
     partial: torch.Tensor  # (B,) bool: the sequence's labels are partial (``Seq.partial``)
-    _cells: tuple[torch.Tensor, torch.Tensor] | None = field(default=None, repr=False, compare=False)
-
-    def allowed_cells(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The allowed cells' features (N, F) and each step's feature maxima over them (B, T, F; 0 for a step
-        with none): what the scorer reads that no weight changes, made once (a training batch is scored every
-        epoch or L-BFGS evaluation)."""
-        if self._cells is None:
-            feats, allowed = self.feats, self.label_mask[:, :, 1:]
-            if feats.shape[2]:
-                row_max = feats.masked_fill(~allowed[..., None], -1e4).max(dim=2).values
-                row_max = torch.where(allowed.any(dim=2, keepdim=True), row_max, torch.zeros_like(row_max))
-            else:
-                row_max = feats.new_zeros((feats.shape[0], feats.shape[1], feats.shape[-1]))
-            self._cells = (feats[allowed], row_max)
-        return self._cells
+    # what the scorer reads that no weight changes, made once per batch (a training batch is scored every epoch or
+    # L-BFGS evaluation):
+    cells: torch.Tensor  # (N, F) the allowed cells' features, in the order of label_mask[:, :, 1:]'s True entries
+    row_max: torch.Tensor  # (B, T, F) each step's feature maxima over its allowed cells (0 for a step with none)
 
 
 def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
@@ -267,14 +256,24 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
             gold[i, :tt] = s.gold
         if s.gold_sets is not None:
             gold_sets[i, :tt, : ll + 1] = s.gold_sets
+    feats_t = torch.from_numpy(feats).to(device=device, dtype=crf.DTYPE)
+    label_t = torch.from_numpy(label_mask).to(device)
+    allowed = label_t[:, :, 1:]
+    if lab > 1:
+        row_max = feats_t.masked_fill(~allowed[..., None], -1e4).max(dim=2).values
+        row_max = torch.where(allowed.any(dim=2, keepdim=True), row_max, torch.zeros_like(row_max))
+    else:
+        row_max = feats_t.new_zeros((b, t, f))
     return Batch(
-        feats=torch.from_numpy(feats).to(device=device, dtype=crf.DTYPE),
-        label_mask=torch.from_numpy(label_mask).to(device),
+        feats=feats_t,
+        label_mask=label_t,
         step_mask=torch.from_numpy(step_mask).to(device),
         n_labels=torch.from_numpy(n_labels).to(device),
         gold=torch.from_numpy(gold).to(device),
         gold_sets=torch.from_numpy(gold_sets).to(device),
         partial=torch.tensor([s.partial for s in seqs], dtype=torch.bool, device=device),
+        cells=feats_t[allowed],
+        row_max=row_max,
     )
 
 
@@ -300,10 +299,9 @@ class ChainScorer(nn.Module):
         allowed = label_mask[:, :, 1:]
         # the emission network runs on allowed cells only (padding and masked labels are skipped)
         real = feats.new_full((b, t, l1), crf.NEG_INF)
-        cells, row_max = batch.allowed_cells()
         if l1:
-            real[allowed] = self.emit(cells).squeeze(-1).to(real.dtype)
-        null = self.null(row_max)  # (B, T, 1)
+            real[allowed] = self.emit(batch.cells).squeeze(-1).to(real.dtype)
+        null = self.null(batch.row_max)  # (B, T, 1)
         emissions = torch.cat([null, real], dim=2)
         lab = l1 + 1
         trans = feats.new_zeros((b, lab, lab))

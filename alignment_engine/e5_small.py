@@ -42,6 +42,7 @@ import math
 import mmap
 import struct
 import threading
+from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -282,15 +283,14 @@ class _Layer(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         b, t, h = x.shape
         d = h // self.heads
-        lin = _linear
 
         def split(y: torch.Tensor) -> torch.Tensor:
             return y.view(b, t, self.heads, d).transpose(1, 2)
 
-        ctx = torch.nn.functional.scaled_dot_product_attention(split(lin(self.q, x)), split(lin(self.k, x)),
-                                                               split(lin(self.v, x)), attn_mask=mask)
-        x = self.aln(x + lin(self.ao, ctx.transpose(1, 2).reshape(b, t, h)))
-        return self.oln(x + lin(self.fo, torch.nn.functional.gelu(lin(self.fi, x))))
+        ctx = torch.nn.functional.scaled_dot_product_attention(split(_linear(self.q, x)), split(_linear(self.k, x)),
+                                                               split(_linear(self.v, x)), attn_mask=mask)
+        x = self.aln(x + _linear(self.ao, ctx.transpose(1, 2).reshape(b, t, h)))
+        return self.oln(x + _linear(self.fo, torch.nn.functional.gelu(_linear(self.fi, x))))
 
 
 def _linear(mod: nn.Linear, x: torch.Tensor) -> torch.Tensor:
@@ -417,12 +417,19 @@ class E5Small(nn.Module):
 
     def _embed(self, texts: list[str], prefix: str, batch: int, int8: bool) -> np.ndarray:
         out = np.zeros((len(texts), self.hidden), dtype=np.float32)
-        by_length: dict[int, list[int]] = {}
+        for idx, ids in self.same_length_batches(texts, batch, prefix):
+            out[idx] = self._forward(ids, int8)
+        return out
+
+    def same_length_batches(self, texts: list[str], batch: int, prefix: str = "query: "
+                            ) -> Iterator[tuple[list[int], np.ndarray]]:
+        """The texts' positions and (B, T) token ids, B <= ``batch``, in batches of one token length: what each
+        pass of the network takes (no padding, module docstring)."""
         toks = [self.ids(t, prefix) for t in texts]
+        by_length: dict[int, list[int]] = {}
         for k, ids in enumerate(toks):
             by_length.setdefault(len(ids), []).append(k)
-        for group in by_length.values():  # texts of one token length together: no padding (module docstring)
+        for group in by_length.values():
             for start in range(0, len(group), batch):
                 idx = group[start:start + batch]
-                out[idx] = self._forward(np.asarray([toks[k] for k in idx], dtype=np.int64), int8)
-        return out
+                yield idx, np.asarray([toks[k] for k in idx], dtype=np.int64)

@@ -34,20 +34,14 @@ def lower_states(net, texts: list[str], frozen: int) -> dict[str, torch.Tensor]:
     """text -> (T, hidden) states after the first ``frozen`` layers (no padding: texts of one length together)."""
     import torch
 
-    toks = {t: net.ids(t) for t in texts}
-    by_len: dict[int, list[str]] = {}
-    for t, ids in toks.items():
-        by_len.setdefault(len(ids), []).append(t)
     out = {}
     with torch.inference_mode():
-        for group in by_len.values():
-            for start in range(0, len(group), 64):
-                batch = group[start:start + 64]
-                x = net.input_states(np.asarray([toks[t] for t in batch], dtype=np.int64))
-                for layer in net.layers[:frozen]:
-                    x = layer(x, None)
-                for k, t in enumerate(batch):
-                    out[t] = x[k].clone()
+        for idx, ids in net.same_length_batches(texts, 64):
+            x = net.input_states(ids)
+            for layer in net.layers[:frozen]:
+                x = layer(x, None)
+            for k, i in enumerate(idx):
+                out[texts[i]] = x[k].clone()
     return out
 
 
@@ -136,12 +130,10 @@ def main() -> None:
                     "sentences' (from an encoder fine-tuned on all of train) to this .npz, then stop")
     args = ap.parse_args()
     import torch
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.metrics import average_precision_score, roc_auc_score
     from sklearn.model_selection import GroupKFold
 
     sys.path.insert(0, str(ROOT / "scripts"))
-    from engine_data import cell_table, deplain_web
+    from engine_data import cell_table, deplain_web, print_channels, print_classifiers
 
     from alignment_engine.crf_aligner import config_feature_names
     from alignment_engine.crf_config import CRFConfig
@@ -196,21 +188,10 @@ def main() -> None:
     x, xn, y, groups, h = cell_table(prep, tuned)
     print(f"{len(y)} cells, {int(y.sum())} gold, {int(y[h].sum())} of them hard; {time.perf_counter() - t0:.0f} s")
     names = config_feature_names(cfg)
-    print("| channel | AUC | AP | hard AUC | hard AP |\n|---|---|---|---|---|")
-    for name, v in (("sem_cos (base)", x[:, names.index("sem_cos")]), ("sem_cos (fine-tuned, OOF)", xn[:, 0])):
-        print(f"| {name} | {roc_auc_score(y, v):.3f} | {average_precision_score(y, v):.3f} | "
-              f"{roc_auc_score(y[h], v[h]):.3f} | {average_precision_score(y[h], v[h]):.3f} |")
+    print_channels(y, h, [("sem_cos (base)", x[:, names.index("sem_cos")]), ("sem_cos (fine-tuned, OOF)", xn[:, 0])])
     no_sem = np.delete(x, sem_idx, axis=1)
-    print("| classifier features | OOF AP | OOF AUC | hard OOF AP |\n|---|---|---|---|")
-    for name, feats in (("the default's", x), ("the default's + fine-tuned channels", np.hstack([x, xn])),
-                        ("fine-tuned channels instead of the base ones", np.hstack([no_sem, xn]))):
-        p = np.zeros(len(y))
-        for tr, te in GroupKFold(4).split(feats, y, groups):
-            clf = HistGradientBoostingClassifier(max_iter=300, learning_rate=0.08, random_state=0)
-            p[te] = clf.fit(feats[tr], y[tr]).predict_proba(feats[te])[:, 1]
-        print(f"| {name} | {average_precision_score(y, p):.4f} | {roc_auc_score(y, p):.4f} | "
-              f"{average_precision_score(y[h], p[h]):.4f} |", flush=True)
-
+    print_classifiers(y, h, groups, [("the default's", x), ("the default's + fine-tuned channels", np.hstack([x, xn])),
+                                     ("fine-tuned channels instead of the base ones", np.hstack([no_sem, xn]))])
 
 if __name__ == "__main__":
     main()

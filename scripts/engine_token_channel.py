@@ -33,19 +33,14 @@ def token_states(texts: list[str]) -> dict[str, np.ndarray]:
     from alignment_engine.semantic import network
 
     net = network()
-    toks = {t: net.ids(t) for t in texts}
-    by_len: dict[int, list[str]] = {}
-    for t, ids in toks.items():
-        by_len.setdefault(len(ids), []).append(t)
     out: dict[str, np.ndarray] = {}
     with torch.inference_mode():
-        for length, group in by_len.items():
+        for idx, ids in net.same_length_batches(texts, 64):
+            length = ids.shape[1]
             own = slice(PREFIX, length - 1) if length - 1 > PREFIX else slice(1, max(length - 1, 2))
-            for start in range(0, len(group), 64):
-                batch = group[start:start + 64]
-                states = net.token_states(np.asarray([toks[t] for t in batch], dtype=np.int64))
-                for k, t in enumerate(batch):
-                    out[t] = torch.nn.functional.normalize(states[k, own].float(), dim=-1).numpy()
+            states = net.token_states(ids)
+            for k, i in enumerate(idx):
+                out[texts[i]] = torch.nn.functional.normalize(states[k, own].float(), dim=-1).numpy()
     return out
 
 
@@ -64,12 +59,9 @@ def main() -> None:
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "deplain-web"))
     args = ap.parse_args()
     import torch
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.metrics import average_precision_score, roc_auc_score
-    from sklearn.model_selection import GroupKFold
 
     sys.path.insert(0, str(ROOT / "scripts"))
-    from engine_data import cell_table, deplain_web
+    from engine_data import cell_table, deplain_web, print_channels, print_classifiers
 
     from alignment_engine.crf_aligner import config_feature_names
     from alignment_engine.crf_config import CRFConfig
@@ -84,19 +76,8 @@ def main() -> None:
     print(f"{len(y)} cells, {int(y.sum())} gold, {int(y[h].sum())} of them hard; {time.perf_counter() - t0:.0f} s")
     singles = [("sem_cos (the default's)", x[:, config_feature_names(cfg).index("sem_cos")])]
     singles += [(f"layer 12 {name}", xn[:, j]) for j, name in enumerate("PRF")]
-    print("| channel | AUC | AP | hard AUC | hard AP |\n|---|---|---|---|---|")
-    for name, v in singles:
-        print(f"| {name} | {roc_auc_score(y, v):.3f} | {average_precision_score(y, v):.3f} | "
-              f"{roc_auc_score(y[h], v[h]):.3f} | {average_precision_score(y[h], v[h]):.3f} |")
-    print("| classifier features | OOF AP | OOF AUC | hard OOF AP |\n|---|---|---|---|")
-    for name, feats in (("the default's", x), ("the default's + token channels", np.hstack([x, xn]))):
-        p = np.zeros(len(y))
-        for tr, te in GroupKFold(4).split(feats, y, groups):
-            clf = HistGradientBoostingClassifier(max_iter=300, learning_rate=0.08, random_state=0)
-            p[te] = clf.fit(feats[tr], y[tr]).predict_proba(feats[te])[:, 1]
-        print(f"| {name} | {average_precision_score(y, p):.4f} | {roc_auc_score(y, p):.4f} | "
-              f"{average_precision_score(y[h], p[h]):.4f} |")
-
+    print_channels(y, h, singles)
+    print_classifiers(y, h, groups, [("the default's", x), ("the default's + token channels", np.hstack([x, xn]))])
 
 if __name__ == "__main__":
     main()
