@@ -550,6 +550,58 @@ def member_job(job: MemberJob, report: Callable[..., None]) -> str:
                         report, job.config, dict(job.cache), job.unlabelled))
 
 
+#: Fewer sentences than this are left to the runs: starting the worker processes (a few seconds each, the sentence
+#: encoder loaded) would cost more than embedding them once in shares saves.
+SHARED_EMBEDDING_MIN = 1_000
+
+
+@dataclass(frozen=True)
+class EmbedJob:
+    """A share of the sentences an ensemble's runs embed, embedded into their shared store before they start (a job
+    of :func:`alignment_engine.parallel.run_jobs`, :func:`_embed_in_workers`)."""
+
+    texts: Mapping[str, Sequence[str]]  # by precision
+    store: str
+
+
+@training_threads()
+def embed_job(job: EmbedJob, report: Callable[..., None]) -> int:
+    """Embed ``job.texts`` into ``job.store``; the number of sentences the encoder ran (those not stored yet)."""
+    from alignment_engine.semantic import shared_encoder, stored_in
+
+    with stored_in(job.store):
+        encoded = 0
+        for precision, texts in job.texts.items():
+            encoder = shared_encoder(precision)
+            before = encoder.encoded
+            encoder.embed(list(texts))
+            encoded += encoder.encoded - before
+        return encoded
+
+
+def _embed_in_workers(texts: Mapping[str, Sequence[str]], store: str, workers: int,
+                      log: Callable[[str], None]) -> None:
+    """Embed ``texts`` (by precision) into ``store`` in ``workers`` processes, each a share of about equal length.
+
+    Without it every run that starts first embeds the same sentences itself (the train sentences in float32: about
+    100 s per run on a Zen 3, docs/engine-results.md Round 22), the runs side by side each all of them. A text's
+    vector does not depend on what else is embedded with it (:mod:`alignment_engine.e5_small`), so the runs read
+    from the store what they would have computed."""
+    from alignment_engine.parallel import run_jobs
+
+    items = sorted(((len(t), precision, t) for precision, ts in texts.items() for t in dict.fromkeys(ts)), reverse=True)
+    if len(items) < SHARED_EMBEDDING_MIN:
+        return
+    shares: list[dict[str, list[str]]] = [defaultdict(list) for _ in range(workers)]
+    for k, (_, precision, text) in enumerate(items):  # longest first, dealt in turn: shares of about equal length
+        shares[k % workers][precision].append(text)
+    t0 = time.perf_counter()
+    encoded = run_jobs(embed_job, [EmbedJob(dict(s), store) for s in shares], workers, lambda *_: None,
+                       lambda _, message: log(message))
+    log(f"embedded {sum(encoded)} of {len(items)} sentences in {workers} process{'es' if workers > 1 else ''} before the runs "
+        f"({time.perf_counter() - t0:.0f} s)")
+
+
 def default_workers() -> int:
     """The CPUs this process may run on."""
     with contextlib.suppress(AttributeError):
@@ -611,6 +663,15 @@ def _train_in_workers(train_pairs: Sequence[DocPair], train_gold: Sequence[Align
 
         from alignment_engine.parallel import run_jobs
 
+        if store is not None and used > 1:  # the sentences every run embeds first, embedded once, in shares
+            texts: dict[str, list[str]] = defaultdict(list)
+            for j in jobs:
+                texts[single.semantic_precision] += [t for p in j.train_pairs
+                                                     for t in (*p.simple_sentences(), *p.complex_sentences())]
+            if has_dev:  # scored as `align` embeds, by the runs on train and by the ensemble below
+                texts[alignment_precision(single.semantic_precision, "cpu")] += [
+                    t for p in dev_pairs or [] for t in (*p.simple_sentences(), *p.complex_sentences())]
+            _embed_in_workers(texts, store, used, log)
         outs = run_jobs(member_job, jobs, used, on_progress, on_log)
         held = [model_store.read_meta(d) for d in outs[:n]]
         dev_metrics: dict = held[0].get("dev_metrics", {}) if n == 1 else {}
@@ -618,7 +679,10 @@ def _train_in_workers(train_pairs: Sequence[DocPair], train_gold: Sequence[Align
             log("scoring dev with the ensemble of the members trained on train (held out)")
             aligner = CRFAligner.load(outs[0], "cpu")
             aligner.add_members([CRFAligner.load(d, "cpu") for d in outs[1:n]])
-            dev_metrics = ensemble_dev_metrics(aligner, dev_pairs or [], dev_gold or [], unlabelled)
+            from alignment_engine.semantic import stored_in
+
+            with stored_in(store):  # the dev sentences the runs embedded
+                dev_metrics = ensemble_dev_metrics(aligner, dev_pairs or [], dev_gold or [], unlabelled)
             report_count(progress, grand - 1, grand)
         finals = outs[n:] if added is not None else outs[:n]
         out = Path(out_dir)

@@ -4,6 +4,7 @@ alignment by averaged probabilities, the held-out dev figures."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from alignment_engine import model_store
+from alignment_engine import model_store, training
 from alignment_engine.crf_aligner import CRFAligner, alignments_from, learned_scores_many
 from alignment_engine.errors import ModelError
 from alignment_engine.evaluation import evaluate
@@ -52,9 +53,12 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("ensembles")
     train, train_gold, dev, dev_gold = _split()
     counts, lines, progress = _progress_recorder()
+    with pytest.MonkeyPatch.context() as mp:  # the workers embed the sentences in shares first, as for real data
+        mp.setattr(training, "SHARED_EMBEDDING_MIN", 0)
+        procs = train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "procs", seed=2, device="cpu", members=2,
+                            workers=2, progress=progress, cv_folds=2, **SMALL)
     out = {
-        "procs": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "procs", seed=2, device="cpu",
-                             members=2, workers=2, progress=progress, cv_folds=2, **SMALL),
+        "procs": procs,
         "here": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "here", seed=2, device="cpu",
                             members=2, workers=1, cv_folds=2, **SMALL),
         "seed2": train_model(train, train_gold, dev, dev_gold, out_dir=tmp / "seed2", seed=2, device="cpu", members=1,
@@ -161,6 +165,14 @@ def test_one_progress_plan_over_every_member_run(trained: dict) -> None:
     assert done[-1] == counts[-1][1] and done == sorted(done)
     assert any(line.startswith("member 2/2 (train + dev): ") for line in lines)
     assert any(line.startswith("seed ensemble of 2 models (seeds 2-3): 4 training runs, 2 at a time") for line in lines)
+    train, _, dev, _ = trained["data"]
+    distinct = {t for p in [*train, *dev] for t in (*p.simple_sentences(), *p.complex_sentences())}
+    dev_texts = {t for p in dev for t in (*p.simple_sentences(), *p.complex_sentences())}
+    # float32 for the runs, int8 for dev; those the store already holds (the product's, under Django) are not run again
+    shared = [re.fullmatch(r"embedded (\d+) of (\d+) sentences in 2 processes before the runs \(\d+ s\)", line)
+              for line in lines if line.startswith("embedded ")]
+    assert len(shared) == 1 and shared[0] is not None
+    assert int(shared[0][2]) == len(distinct) + len(dev_texts) and int(shared[0][1]) <= int(shared[0][2])
 
 
 def test_a_missing_member_is_a_model_error_naming_it(trained: dict, tmp_path: Path) -> None:
@@ -225,3 +237,29 @@ def test_members_with_the_same_normalisation_share_the_crfs_sequences(trained: d
     ensemble.members[0].scale = ensemble.members[0].scale * 2  # another normalisation: its own sequences
     ensemble.member_decodings(docs)
     assert sorted(built) == ["build_sequences"] * 4 + ["build_span_sequences"] * 4
+
+
+def test_sentences_embedded_in_shares_by_workers_are_stored_as_computed_here(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ensemble's worker processes embed the runs' sentences once, in shares, into the shared store (a text's
+    vector does not depend on the others embedded with it); what a later call finds stored it does not embed again."""
+    from alignment_engine import semantic
+
+    monkeypatch.setattr(training, "SHARED_EMBEDDING_MIN", 0)
+    texts = ["Der Hund bellt.", "Die Katze schläft auf dem Sofa.", "Es regnet.", "Morgen kommt die Post.",
+             "Ein sehr langer Satz über das Wetter, die Stadt und den Fluss, der durch sie fließt.", "Ja."]
+    path = tmp_path / "store.sqlite3"
+    lines: list[str] = []
+    training._embed_in_workers({"float32": [*texts, *texts[:2]]}, str(path), 2, lines.append)
+    store = semantic.EmbeddingStore(path)
+    found = store.get([semantic.EmbeddingStore.key("float32", t) for t in texts])
+    here = semantic.network("cpu").embed(texts, precision="float32")
+    assert len(found) == len(texts)
+    assert all(np.array_equal(found[semantic.EmbeddingStore.key("float32", t)], v) for t, v in zip(texts, here,
+                                                                                                  strict=True))
+    assert lines[-1].startswith("embedded 6 of 6 sentences in 2 processes before the runs")
+    training._embed_in_workers({"float32": texts}, str(path), 1, lines.append)
+    assert lines[-1].startswith("embedded 0 of 6 sentences in 1 process before")
+    monkeypatch.setattr(training, "SHARED_EMBEDDING_MIN", 7)  # too few to be worth the worker processes
+    training._embed_in_workers({"float32": texts}, str(path), 2, lines.append)
+    assert len(lines) == 2

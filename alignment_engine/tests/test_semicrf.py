@@ -273,3 +273,40 @@ def test_span_scorer_equals_its_dense_formulation_with_gradients() -> None:
         for x, y in zip(*grads, strict=True):
             assert torch.allclose(x, y, rtol=1e-9, atol=1e-12)
         assert torch.isfinite(batch_log_likelihood(scorer, batch)).all()
+
+
+def test_the_likelihood_runs_both_forward_algorithms_in_one_batch_with_the_same_bits() -> None:
+    """batch_log_likelihood runs log Z and the gold-restricted log Z as one batch of twice the sequences: the same
+    values and weight gradients, bit for bit, as the two calls one after the other (each sequence's steps are
+    computed alone whatever else shares the batch)."""
+    from alignment_engine.crf_config import CRFConfig
+    from alignment_engine.semicrf import BiSemiCRF, batch_log_likelihood, build_span_sequences, collate_spans
+    from alignment_engine.tests.test_training import _prepared, _synthetic
+
+    cfg = CRFConfig()
+    docs, mean, scale, mats = _prepared(*_synthetic(5), cfg)
+    torch.manual_seed(3)
+    model = BiSemiCRF(len(mean), cfg)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    for d in ("s2c", "c2s"):
+        scorer = model.direction(d)
+        batch = collate_spans(build_span_sequences(docs, d, cfg, mean, scale, mats))
+        results = []
+        for together in (True, False):
+            scorer.zero_grad()
+            if together:
+                ll = batch_log_likelihood(scorer, batch)
+            else:
+                span, trans = scorer(batch)
+                gold_span = torch.where(batch.gold_span, span, torch.full_like(span, NEG))
+                gold_null = torch.where(batch.gold_null, torch.zeros_like(span[..., 0, 0]),
+                                        torch.full_like(span[..., 0, 0], NEG))
+                ll = log_partition(gold_span, trans, batch.step_mask, gold_null) - \
+                    log_partition(span, trans, batch.step_mask)
+            ll.sum().backward()
+            results.append((ll.detach(), [p.grad.clone() for p in scorer.parameters()]))
+        (ll_a, g_a), (ll_b, g_b) = results
+        assert (ll_a < 0).all() and torch.equal(ll_a, ll_b)
+        assert all(torch.equal(x, y) for x, y in zip(g_a, g_b, strict=True))
