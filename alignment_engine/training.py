@@ -553,6 +553,8 @@ def member_job(job: MemberJob, report: Callable[..., None]) -> str:
 #: Fewer sentences than this are left to the runs: starting the worker processes (a few seconds each, the sentence
 #: encoder loaded) would cost more than embedding them once in shares saves.
 SHARED_EMBEDDING_MIN = 1_000
+#: Sentences per call of the encoder between two progress reports of :func:`embed_job`.
+EMBED_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -569,24 +571,30 @@ def embed_job(job: EmbedJob, report: Callable[..., None]) -> int:
     """Embed ``job.texts`` into ``job.store``; the number of sentences the encoder ran (those not stored yet)."""
     from alignment_engine.semantic import shared_encoder, stored_in
 
+    total = sum(len(texts) for texts in job.texts.values())
+    done = encoded = 0
     with stored_in(job.store):
-        encoded = 0
         for precision, texts in job.texts.items():
             encoder = shared_encoder(precision)
-            before = encoder.encoded
-            encoder.embed(list(texts))
-            encoded += encoder.encoded - before
+            for k in range(0, len(texts), EMBED_CHUNK):
+                before = encoder.encoded
+                chunk = list(texts[k: k + EMBED_CHUNK])
+                encoder.embed(chunk)
+                encoded += encoder.encoded - before
+                done += len(chunk)
+                report(done, total)  # where the caller can stop it (a cancelled job)
         return encoded
 
 
-def _embed_in_workers(texts: Mapping[str, Sequence[str]], store: str, workers: int,
-                      log: Callable[[str], None]) -> None:
+def _embed_in_workers(texts: Mapping[str, Sequence[str]], store: str, workers: int, log: Callable[[str], None],
+                      tick: Callable[[], None] = lambda: None) -> None:
     """Embed ``texts`` (by precision) into ``store`` in ``workers`` processes, each a share of about equal length.
 
     Without it every run that starts first embeds the same sentences itself (the train sentences in float32: about
-    100 s per run on a Zen 3, docs/engine-results.md Round 22), the runs side by side each all of them. A text's
+    87 s per run on a Zen 3, docs/engine-results.md Round 22), the runs side by side each all of them. A text's
     vector does not depend on what else is embedded with it (:mod:`alignment_engine.e5_small`), so the runs read
-    from the store what they would have computed."""
+    from the store what they would have computed. ``tick()`` after every chunk a worker embeds: a callback that
+    raises (a cancelled job) stops the workers."""
     from alignment_engine.parallel import run_jobs
 
     items = sorted(((len(t), precision, t) for precision, ts in texts.items() for t in dict.fromkeys(ts)), reverse=True)
@@ -596,7 +604,7 @@ def _embed_in_workers(texts: Mapping[str, Sequence[str]], store: str, workers: i
     for k, (_, precision, text) in enumerate(items):  # longest first, dealt in turn: shares of about equal length
         shares[k % workers][precision].append(text)
     t0 = time.perf_counter()
-    encoded = run_jobs(embed_job, [EmbedJob(dict(s), store) for s in shares], workers, lambda *_: None,
+    encoded = run_jobs(embed_job, [EmbedJob(dict(s), store) for s in shares], workers, lambda *_: tick(),
                        lambda _, message: log(message))
     log(f"embedded {sum(encoded)} of {len(items)} sentences in {workers} process{'es' if workers > 1 else ''} before the runs "
         f"({time.perf_counter() - t0:.0f} s)")
@@ -671,7 +679,7 @@ def _train_in_workers(train_pairs: Sequence[DocPair], train_gold: Sequence[Align
             if has_dev:  # scored as `align` embeds, by the runs on train and by the ensemble below
                 texts[alignment_precision(single.semantic_precision, "cpu")] += [
                     t for p in dev_pairs or [] for t in (*p.simple_sentences(), *p.complex_sentences())]
-            _embed_in_workers(texts, store, used, log)
+            _embed_in_workers(texts, store, used, log, lambda: report_count(progress, 0, grand))
         outs = run_jobs(member_job, jobs, used, on_progress, on_log)
         held = [model_store.read_meta(d) for d in outs[:n]]
         dev_metrics: dict = held[0].get("dev_metrics", {}) if n == 1 else {}

@@ -250,7 +250,9 @@ def test_sentences_embedded_in_shares_by_workers_are_stored_as_computed_here(tmp
              "Ein sehr langer Satz über das Wetter, die Stadt und den Fluss, der durch sie fließt.", "Ja."]
     path = tmp_path / "store.sqlite3"
     lines: list[str] = []
-    training._embed_in_workers({"float32": [*texts, *texts[:2]]}, str(path), 2, lines.append)
+    ticks: list[None] = []
+    training._embed_in_workers({"float32": [*texts, *texts[:2]]}, str(path), 2, lines.append, lambda: ticks.append(None))
+    assert len(ticks) == 2  # a report per chunk of a share: two shares of three sentences
     store = semantic.EmbeddingStore(path)
     found = store.get([semantic.EmbeddingStore.key("float32", t) for t in texts])
     here = semantic.network("cpu").embed(texts, precision="float32")
@@ -260,6 +262,21 @@ def test_sentences_embedded_in_shares_by_workers_are_stored_as_computed_here(tmp
     assert lines[-1].startswith("embedded 6 of 6 sentences in 2 processes before the runs")
     training._embed_in_workers({"float32": texts}, str(path), 1, lines.append)
     assert lines[-1].startswith("embedded 0 of 6 sentences in 1 process before")
+    reports: list[tuple] = []  # a worker's share in chunks, reported after each
+    monkeypatch.setattr(training, "EMBED_CHUNK", 4)
+    assert training.embed_job(training.EmbedJob({"float32": texts}, str(path)), lambda *a: reports.append(a)) == 0
+    assert reports == [(4, 6), (6, 6)]
     monkeypatch.setattr(training, "SHARED_EMBEDDING_MIN", 7)  # too few to be worth the worker processes
     training._embed_in_workers({"float32": texts}, str(path), 2, lines.append)
+    assert len(lines) == 2
+
+    class Cancelled(Exception):
+        pass
+
+    def cancel() -> None:  # as a cancelled job's progress callback does
+        raise Cancelled
+
+    monkeypatch.setattr(training, "SHARED_EMBEDDING_MIN", 0)
+    with pytest.raises(Cancelled):  # the workers are stopped and the caller's exception comes through
+        training._embed_in_workers({"float32": texts}, str(tmp_path / "other.sqlite3"), 2, lines.append, cancel)
     assert len(lines) == 2
