@@ -240,23 +240,32 @@ def _dense_scores(scorer, batch) -> tuple[torch.Tensor, torch.Tensor]:
     return span, trans
 
 
-def test_span_scorer_equals_its_dense_formulation_with_gradients() -> None:
-    """The scorer skips padded cells, never builds the span layer's input and runs the transition network on one
-    row per jump: the same scores and weight gradients as the dense formulation, up to float rounding."""
+def _perturbed_model_and_sequences(seed: int) -> tuple:
+    """Both directions' span sequences of five synthetic documents (several sizes) and a semi-Markov CRF whose weights
+    are moved away from the initial span layer (mostly 0)."""
     from alignment_engine.crf_config import CRFConfig
-    from alignment_engine.semicrf import BiSemiCRF, batch_log_likelihood, build_span_sequences, collate_spans
+    from alignment_engine.semicrf import BiSemiCRF, build_span_sequences
     from alignment_engine.tests.test_training import _prepared, _synthetic
 
     cfg = CRFConfig()
     docs, mean, scale, mats = _prepared(*_synthetic(5), cfg)
-    torch.manual_seed(2)
+    torch.manual_seed(seed)
     model = BiSemiCRF(len(mean), cfg)
     with torch.no_grad():
         for p in model.parameters():
-            p.add_(0.1 * torch.randn_like(p))  # away from the initial span layer, whose weights are mostly 0
+            p.add_(0.1 * torch.randn_like(p))
+    return model, {d: build_span_sequences(docs, d, cfg, mean, scale, mats) for d in ("s2c", "c2s")}
+
+
+def test_span_scorer_equals_its_dense_formulation_with_gradients() -> None:
+    """The scorer skips padded cells, never builds the span layer's input and runs the transition network on one
+    row per jump: the same scores and weight gradients as the dense formulation, up to float rounding."""
+    from alignment_engine.semicrf import batch_log_likelihood, collate_spans
+
+    model, span_seqs = _perturbed_model_and_sequences(2)
     for d in ("s2c", "c2s"):
         scorer = model.direction(d)
-        seqs = build_span_sequences(docs, d, cfg, mean, scale, mats)
+        seqs = span_seqs[d]
         batch = collate_spans(seqs)  # sequences of several sizes: padding in both dimensions
         assert len({s.feats.shape[:2] for s in seqs}) > 1
         fast, dense = scorer(batch), _dense_scores(scorer, batch)
@@ -279,20 +288,12 @@ def test_the_likelihood_runs_both_forward_algorithms_in_one_batch_with_the_same_
     """batch_log_likelihood runs log Z and the gold-restricted log Z as one batch of twice the sequences: the same
     values and weight gradients, bit for bit, as the two calls one after the other (each sequence's steps are
     computed alone whatever else shares the batch)."""
-    from alignment_engine.crf_config import CRFConfig
-    from alignment_engine.semicrf import BiSemiCRF, batch_log_likelihood, build_span_sequences, collate_spans
-    from alignment_engine.tests.test_training import _prepared, _synthetic
+    from alignment_engine.semicrf import batch_log_likelihood, collate_spans
 
-    cfg = CRFConfig()
-    docs, mean, scale, mats = _prepared(*_synthetic(5), cfg)
-    torch.manual_seed(3)
-    model = BiSemiCRF(len(mean), cfg)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(0.1 * torch.randn_like(p))
+    model, span_seqs = _perturbed_model_and_sequences(3)
     for d in ("s2c", "c2s"):
         scorer = model.direction(d)
-        batch = collate_spans(build_span_sequences(docs, d, cfg, mean, scale, mats))
+        batch = collate_spans(span_seqs[d])
         results = []
         for together in (True, False):
             scorer.zero_grad()
