@@ -94,6 +94,16 @@ def _check(
     return ChainInputs(emissions, transitions, start, step_mask, label_mask)
 
 
+def step_maxima(feats: torch.Tensor, cells: torch.Tensor) -> torch.Tensor:
+    """(B, T, F) each step's feature maxima over its cells ``cells`` (B, T, n) of ``feats`` (B, T, n, F); 0 for a
+    step with none. What both CRFs' null score reads (made once per batch by their collates)."""
+    b, t, n, f = feats.shape
+    if n == 0:
+        return feats.new_zeros((b, t, f))
+    row_max = feats.masked_fill(~cells[..., None], -1e4).max(dim=2).values
+    return torch.where(cells.any(dim=2, keepdim=True), row_max, torch.zeros_like(row_max))
+
+
 def exp_transitions(transitions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``(exp(transitions - M), M)`` for :func:`logsumexp_step`, ``M`` the maximum of each destination
     column (over dim -2; kept out of the graph: the log-sum-exp does not depend on the shift). In float64,

@@ -67,7 +67,7 @@ from alignment_engine.stacking import (
     span_features,
 )
 from alignment_engine.stacking import cell_features as stack_features
-from alignment_engine.types import Alignment, DocPair, ProgressCallback
+from alignment_engine.types import Alignment, DocPair, ProgressCallback, distinct_sentences
 
 COMBINES = ("forward", "reverse", "union", "intersection", "marginal_max", "marginal_mean", "union_marginal")
 LEARNED = "learned"  # thresholds["combine"] of a model decided by its LearnedDecoder
@@ -259,11 +259,6 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
     feats_t = torch.from_numpy(feats).to(device=device, dtype=crf.DTYPE)
     label_t = torch.from_numpy(label_mask).to(device)
     allowed = label_t[:, :, 1:]
-    if lab > 1:
-        row_max = feats_t.masked_fill(~allowed[..., None], -1e4).max(dim=2).values
-        row_max = torch.where(allowed.any(dim=2, keepdim=True), row_max, torch.zeros_like(row_max))
-    else:
-        row_max = feats_t.new_zeros((b, t, f))
     return Batch(
         feats=feats_t,
         label_mask=label_t,
@@ -273,7 +268,7 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
         gold_sets=torch.from_numpy(gold_sets).to(device),
         partial=torch.tensor([s.partial for s in seqs], dtype=torch.bool, device=device),
         cells=feats_t[allowed],
-        row_max=row_max,
+        row_max=crf.step_maxima(feats_t, allowed),
     )
 
 
@@ -852,8 +847,7 @@ def prepare_docs(
         t0 = time.perf_counter()
         sentence_encoder = shared_encoder(semantic_precision or config.semantic_precision, semantic_device)
         before = sentence_encoder.encoded
-        texts = dict.fromkeys(t for p in pairs for t in (*p.simple_sentences(), *p.complex_sentences()))
-        sentence_encoder.embed(list(texts))
+        sentence_encoder.embed(distinct_sentences(pairs))
         timings["semantic"] = timings.get("semantic", 0.0) + time.perf_counter() - t0
         counters["semantic_sentences"] = counters.get("semantic_sentences", 0) + sentence_encoder.encoded - before
     t0 = time.perf_counter()

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
-from alignment_engine.crf import DTYPE, exp_transitions, logsumexp_step
+from alignment_engine.crf import DTYPE, exp_transitions, logsumexp_step, step_maxima
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.encoders import training_threads
 from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_table
@@ -305,15 +305,11 @@ def collate_spans(seqs: Sequence[SpanSeq]) -> SpanBatch:
         if s.gold_span is not None and s.gold_null is not None:
             gs[k, :tt, :nn_] = s.gold_span
             gn[k, :tt] = s.gold_null
-    row_max = np.zeros((b, t, f), dtype=np.float32)
-    for k, s in enumerate(seqs):
-        if s.feats.shape[1]:
-            row_max[k, : s.feats.shape[0]] = s.feats.max(axis=1)
     feats_t = torch.from_numpy(feats).to(DTYPE)
     cell_t = torch.from_numpy(cell)
     return SpanBatch(feats_t, torch.from_numpy(rv).to(DTYPE), torch.from_numpy(valid), torch.from_numpy(step),
                      cell_t, [s.feats.shape[1] for s in seqs], torch.from_numpy(gs), torch.from_numpy(gn),
-                     feats_t[cell_t], torch.from_numpy(row_max).to(DTYPE))
+                     feats_t[cell_t], step_maxima(feats_t, cell_t))
 
 
 # ---- the network ----------------------------------------------------------------------------

@@ -64,9 +64,9 @@ from alignment_engine.crf_config import CRFConfig
 from alignment_engine.encoders import training_threads
 from alignment_engine.evaluation import evaluate, group_by_pair, paragraph_prf
 from alignment_engine.gold import gold_by_pair, gold_cells, gold_matrix, known_matrix, known_paragraphs, paragraph_links
-from alignment_engine.semantic import alignment_precision, spend_load_draws, store_path
+from alignment_engine.semantic import alignment_precision, shared_encoder, spend_load_draws, store_path, stored_in
 from alignment_engine.stacking import LearnedDecoder, fit_classifier, group_features, predict_proba
-from alignment_engine.types import Alignment, DocPair, ProgressCallback
+from alignment_engine.types import Alignment, DocPair, ProgressCallback, distinct_sentences
 
 
 def score_docs(pairs: Sequence[DocPair], gold: Sequence[Alignment], pred: Sequence[Sequence[Alignment]],
@@ -543,8 +543,6 @@ class MemberJob:
 @training_threads()
 def member_job(job: MemberJob, report: Callable[..., None]) -> str:
     """Train one member (:func:`_fit`, as a single model of seed ``job.seed`` is trained); its directory."""
-    from alignment_engine.semantic import stored_in
-
     with stored_in(job.store):
         return str(_fit(job.train_pairs, job.train_gold, job.dev_pairs, job.dev_gold, job.out, job.seed, job.device,
                         report, job.config, dict(job.cache), job.unlabelled))
@@ -569,8 +567,6 @@ class EmbedJob:
 @training_threads()
 def embed_job(job: EmbedJob, report: Callable[..., None]) -> int:
     """Embed ``job.texts`` into ``job.store``; the number of sentences the encoder ran (those not stored yet)."""
-    from alignment_engine.semantic import shared_encoder, stored_in
-
     total = sum(len(texts) for texts in job.texts.values())
     done = encoded = 0
     with stored_in(job.store):
@@ -672,13 +668,10 @@ def _train_in_workers(train_pairs: Sequence[DocPair], train_gold: Sequence[Align
         from alignment_engine.parallel import run_jobs
 
         if store is not None and used > 1:  # the sentences every run embeds first, embedded once, in shares
-            texts: dict[str, list[str]] = defaultdict(list)
-            for j in jobs:
-                texts[single.semantic_precision] += [t for p in j.train_pairs
-                                                     for t in (*p.simple_sentences(), *p.complex_sentences())]
+            texts = {single.semantic_precision: distinct_sentences([*train_pairs, *(added[0] if added else [])])}
             if has_dev:  # scored as `align` embeds, by the runs on train and by the ensemble below
-                texts[alignment_precision(single.semantic_precision, "cpu")] += [
-                    t for p in dev_pairs or [] for t in (*p.simple_sentences(), *p.complex_sentences())]
+                dev_precision = alignment_precision(single.semantic_precision, "cpu")
+                texts[dev_precision] = [*texts.get(dev_precision, []), *distinct_sentences(dev_pairs or [])]
             _embed_in_workers(texts, store, used, log, lambda: report_count(progress, 0, grand))
         outs = run_jobs(member_job, jobs, used, on_progress, on_log)
         held = [model_store.read_meta(d) for d in outs[:n]]
@@ -687,8 +680,6 @@ def _train_in_workers(train_pairs: Sequence[DocPair], train_gold: Sequence[Align
             log("scoring dev with the ensemble of the members trained on train (held out)")
             aligner = CRFAligner.load(outs[0], "cpu")
             aligner.add_members([CRFAligner.load(d, "cpu") for d in outs[1:n]])
-            from alignment_engine.semantic import stored_in
-
             with stored_in(store):  # the dev sentences the runs embedded
                 dev_metrics = ensemble_dev_metrics(aligner, dev_pairs or [], dev_gold or [], unlabelled)
             report_count(progress, grand - 1, grand)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -16,6 +16,11 @@ class Label(StrEnum):
 
 
 POSITIVE_LABELS = frozenset({Label.ALIGNED.value, Label.PARTIAL.value, "identical"})
+
+
+def distinct_sentences(pairs: Iterable[DocPair]) -> list[str]:
+    """Every distinct sentence text of ``pairs``, in first-seen order (what the sentence encoder embeds for them)."""
+    return list(dict.fromkeys(t for p in pairs for t in p.sentences()))
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,10 @@ class DocPair:
 
     def simple_paragraph_of(self) -> list[int]:
         return [p for p, para in enumerate(self.simple) for _ in para]
+
+    def sentences(self) -> list[str]:
+        """Both sides' sentences, simple then complex, in document order."""
+        return [*self.simple_sentences(), *self.complex_sentences()]
 
     def texts(self) -> dict[str, str]:
         """Sentence id -> text for both sides."""

@@ -79,12 +79,13 @@ def benchmark_texts() -> list[str]:
     """Every sentence the benchmark's sets can embed: all OneStopEnglish articles at every two levels, DEplain-web
     train and dev, the OneStopEnglish gold dev."""
     from alignment_engine.io import ONESTOP_ALL_LEVELS, onestop_pairs, read_pairs_jsonl
+    from alignment_engine.types import distinct_sentences
 
     pairs = onestop_pairs(SHARED / "onestopenglish" / "texts", ONESTOP_ALL_LEVELS)
     for path in (SHARED / "deplain-web" / "train_pairs.jsonl", SHARED / "deplain-web" / "dev_pairs.jsonl",
                  SHARED / "onestopenglish-gold-dev" / "dev_pairs.jsonl"):
         pairs += read_pairs_jsonl(path)
-    return list(dict.fromkeys(t for p in pairs for t in (*p.simple_sentences(), *p.complex_sentences())))
+    return distinct_sentences(pairs)
 
 
 def main(argv: list[str] | None = None) -> int:

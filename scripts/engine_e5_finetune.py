@@ -193,5 +193,6 @@ def main() -> None:
     print_classifiers(y, h, groups, [("the default's", x), ("the default's + fine-tuned channels", np.hstack([x, xn])),
                                      ("fine-tuned channels instead of the base ones", np.hstack([no_sem, xn]))])
 
+
 if __name__ == "__main__":
     main()

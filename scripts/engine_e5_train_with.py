@@ -46,12 +46,13 @@ def main() -> None:
     from alignment_engine import semantic
     from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
     from alignment_engine.training import train_model
+    from alignment_engine.types import distinct_sentences
 
     torch.set_num_threads(1)
     tp, tg = read_pairs_jsonl(DATA / "train_pairs.jsonl"), read_alignment_tsv(DATA / "train_gold.tsv")
     dp, dg = read_pairs_jsonl(DATA / "dev_pairs.jsonl"), read_alignment_tsv(DATA / "dev_gold.tsv")
     if args.embeddings == "base":
-        texts = sorted({s for p in (*tp, *dp) for s in (*p.simple_sentences(), *p.complex_sentences())})
+        texts = sorted(distinct_sentences([*tp, *dp]))
         table = dict(zip(texts, semantic.network().embed(texts), strict=True))
     else:
         data = np.load(args.embeddings, allow_pickle=True)

@@ -79,5 +79,6 @@ def main() -> None:
     print_channels(y, h, singles)
     print_classifiers(y, h, groups, [("the default's", x), ("the default's + token channels", np.hstack([x, xn]))])
 
+
 if __name__ == "__main__":
     main()

@@ -7,7 +7,7 @@ import pytest
 
 from alignment_engine.cli import main
 from alignment_engine.io import read_alignment_tsv, write_pairs_jsonl
-from alignment_engine.types import DocPair
+from alignment_engine.types import DocPair, distinct_sentences
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -191,7 +191,7 @@ def test_embeddings_cache_lets_a_second_align_embed_nothing_and_write_the_same_r
     write_pairs_jsonl(pairs_path, pairs)
     # the encoder `align` embeds with by default (int8 on a CPU with ONNX Runtime)
     encoder, before = semantic.shared_encoder(semantic.alignment_precision("float32", "cpu")), semantic._STORE
-    texts = {t for p in pairs for t in (*p.simple_sentences(), *p.complex_sentences())}
+    texts = set(distinct_sentences(pairs))
     outputs, encoded = [], []
     try:
         for k in range(2):

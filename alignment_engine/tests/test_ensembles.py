@@ -20,6 +20,7 @@ from alignment_engine.errors import ModelError
 from alignment_engine.evaluation import evaluate
 from alignment_engine.tests.test_training import _crf_weights, _progress_recorder, _synthetic
 from alignment_engine.training import train_model
+from alignment_engine.types import distinct_sentences
 
 
 class Small(TypedDict):
@@ -166,8 +167,7 @@ def test_one_progress_plan_over_every_member_run(trained: dict) -> None:
     assert any(line.startswith("member 2/2 (train + dev): ") for line in lines)
     assert any(line.startswith("seed ensemble of 2 models (seeds 2-3): 4 training runs, 2 at a time") for line in lines)
     train, _, dev, _ = trained["data"]
-    distinct = {t for p in [*train, *dev] for t in (*p.simple_sentences(), *p.complex_sentences())}
-    dev_texts = {t for p in dev for t in (*p.simple_sentences(), *p.complex_sentences())}
+    distinct, dev_texts = distinct_sentences([*train, *dev]), distinct_sentences(dev)
     # float32 for the runs, int8 for dev; those the store already holds (the product's, under Django) are not run again
     shared = [re.fullmatch(r"embedded (\d+) of (\d+) sentences in 2 processes before the runs \(\d+ s\)", line)
               for line in lines if line.startswith("embedded ")]

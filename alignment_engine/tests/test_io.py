@@ -10,7 +10,7 @@ from alignment_engine.io import (
     write_alignment_tsv,
     write_pairs_jsonl,
 )
-from alignment_engine.types import Alignment, DocPair
+from alignment_engine.types import Alignment, DocPair, distinct_sentences
 
 
 def _assert_input_error(read, path, line_no, problem):
@@ -101,3 +101,11 @@ def test_not_utf8_reports_line(tmp_path):
 
 def test_text_paragraphs_drop_level_heading():
     assert text_paragraphs("Intermediate\n\nFirst  para. \n\n Second.\n") == ["First para.", "Second."]
+
+
+def test_distinct_sentences_are_each_text_once_in_first_seen_order() -> None:
+    a = DocPair("a", complex=[["C1.", "Same."], ["C2."]], simple=[["S1.", "Same."]])
+    b = DocPair("b", complex=[["C1."]], simple=[["S2."]])
+    assert a.sentences() == ["S1.", "Same.", "C1.", "Same.", "C2."]
+    assert distinct_sentences([a, b]) == ["S1.", "Same.", "C1.", "C2.", "S2."]
+    assert distinct_sentences([]) == []
