@@ -55,8 +55,6 @@ class CRFConfig:
     #                       span_emission_widths) is cross-fitted too and its decodings are extra cell channels
     #                       (off by itself with decoder="rule", which cannot read them)
     semicrf_epochs: int = 20  # its training epochs (Adam, lr crf_lr decayed linearly to 10%)
-    semicrf_repeat: bool = False  # its transitions learn a score per width for a span that repeats the previous
-    #                               one (the rows of an m:n block; semimarkov.py)
     # --- networks and CRF training
     hidden: int = 32
     transition_hidden: int = 16
@@ -142,8 +140,7 @@ class CRFConfig:
 #: config without the key means this, whatever today's default is (``to_dict`` writes every option, so a
 #: model written since has the key).
 ADDED_LATER: dict[str, Any] = {"span_emission": False, "semicrf": False, "decoder_rounds": 1, "refit_with_dev": False,
-                               "semantic": False, "semantic_precision": "float32", "members": 1,
-                               "semicrf_repeat": False}
+                               "semantic": False, "semantic_precision": "float32", "members": 1}
 
 #: What a format-1 model (written before these options existed) was trained with.
 FORMAT_1_BASE: dict[str, Any] = {"context_features": False, "decoder": "rule", "paragraph_step": False,

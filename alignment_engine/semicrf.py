@@ -105,15 +105,13 @@ def run_values(rows: list[str], cols: list[str], width: int) -> np.ndarray:
 # ---- the dynamic program in torch -----------------------------------------------------------
 
 def log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor,
-                  null: torch.Tensor | None = None, repeat: torch.Tensor | None = None) -> torch.Tensor:
+                  null: torch.Tensor | None = None) -> torch.Tensor:
     """(B,) log of the sum over labellings of exp(score), batched.
 
     ``span`` (B, T, n, W): span ``[a, a + w)`` of step t at ``[:, t, a, w - 1]`` (use :data:`NEG` for
     spans past the end or forbidden); ``trans`` (B, n + 1, n): from the end of the previous non-null span
     (0: none yet) to the next start; ``step_mask`` (B, T) bool, a prefix of real steps; ``null`` (B, T)
-    the null option's score (default 0; NEG forbids it); ``repeat`` (W,): added to the transition of a span
-    that repeats the previous non-null span (:mod:`alignment_engine.semimarkov`). Equals
-    :func:`alignment_engine.semimarkov.log_partition`."""
+    the null option's score (default 0; NEG forbids it). Equals :func:`alignment_engine.semimarkov.log_partition`."""
     b, t, n, width = span.shape
     if n == 0:
         return span.new_zeros(b)
@@ -127,43 +125,17 @@ def log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tens
     ends_steps = ends.unbind(1)  # per-step views made once (indexing in the loop: a full-size gradient per step)
     head = span.new_full((b, width), NEG)
     nulls = None if null is None else null.unbind(1)
-    again = None if repeat is None else _repeat_terms(trans, repeat)
     for i in range(t):
         into = logsumexp_step(last, *fast)  # (B, n): logsumexp over the previous end of last + trans
         # window o of the padded `into` is into[e - w] at e (NEG for e < w), w = width - o
-        windows = torch.cat([head, into], dim=1).unfold(1, n + 1, 1)  # (B, width, n + 1)
-        if again is not None:
-            windows = windows + _repeated(windows, last, *again)
-        spans = windows + ends_steps[i]
+        spans = torch.cat([head, into], dim=1).unfold(1, n + 1, 1) + ends_steps[i]  # (B, width, n + 1)
         stay = last if nulls is None else last + nulls[i][:, None]
         new = torch.logsumexp(torch.cat([stay[:, None], spans], dim=1), dim=1)
         last = torch.where(step_mask[:, i: i + 1], new, last)
     return torch.logsumexp(last, dim=1)
 
 
-def _repeat_terms(trans: torch.Tensor, repeat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """What the forward algorithm needs for ``repeat``, in its window layout (width w = W - o at window o):
-    ``diag`` (B, W, n + 1), the transition from state e into the span of width w ending at e (``trans[e, e - w]``;
-    NEG for e < w), and ``gain`` (1, W, 1) = exp(repeat) - 1."""
-    b, n1, n = trans.shape
-    width = repeat.shape[0]
-    diag = torch.stack([torch.cat([trans.new_full((b, w), NEG), torch.diagonal(trans, offset=-w, dim1=1, dim2=2)], 1)
-                        if w <= n else trans.new_full((b, n1), NEG) for w in range(width, 0, -1)], dim=1)
-    return diag, torch.expm1(repeat.flip(0)).view(1, width, 1)
-
-
-def _repeated(windows: torch.Tensor, last: torch.Tensor, diag: torch.Tensor, gain: torch.Tensor) -> torch.Tensor:
-    """log(1 + f (exp(repeat) - 1)): the correction of ``windows`` (logsumexp over the previous state p of
-    ``last[p] + trans[p, e - w]``) when the term of p = e (the same run again) is multiplied by exp(repeat); f, that
-    term's share of the sum, is at most 1: its exponent is clamped at 0 before the exponential, against rounding and
-    where both are NEG (e < w; such spans are NEG anyway), so that nothing overflows (forward values pass 700 nats on
-    long documents)."""
-    share = torch.exp((last[:, None, :] + diag - windows).clamp(max=0.0))
-    return torch.log1p(share * gain)
-
-
-def viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor, repeat: torch.Tensor | None = None
-            ) -> np.ndarray:
+def viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor) -> np.ndarray:
     """(B, T, n) bool: every sequence's best labelling as the cells of its spans, batched.
 
     The max-semiring version of :func:`log_partition` (same arguments; float64, no gradient), one tensor
@@ -182,18 +154,11 @@ def viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor, re
         pad = span.new_full((b, 1), NEG)
         zero = torch.zeros((b, 1), dtype=torch.long)
         states = torch.arange(n + 1).expand(b, n + 1)
-        bonus = [0.0] * width if repeat is None else [float(r) for r in repeat.detach()]
         prevs, widths = [], []
         for i in range(t):
-            cand = last[:, :, None] + trans
-            best = cand.max(dim=1)  # (B, n): best previous end for each start
+            into, prev = (last[:, :, None] + trans).max(dim=1)  # (B, n): best previous end for each start
             opts, froms = [], []
             for w in range(1, width + 1):  # spans [a, a + w) end in state e = a + w
-                into, prev = best
-                if w <= n and bonus[w - 1] != 0:  # from state a + w: the same run again
-                    again = cand.clone()
-                    torch.diagonal(again, offset=-w, dim1=1, dim2=2).add_(bonus[w - 1])
-                    into, prev = again.max(dim=1)
                 if w <= n:
                     opts.append(torch.cat([pad.expand(b, w), into[:, : n - w + 1] + span[:, i, : n - w + 1, w - 1]], 1))
                     froms.append(torch.cat([zero.expand(b, w), prev[:, : n - w + 1]], 1))
@@ -369,12 +334,9 @@ def _window(x: torch.Tensor, width: int, how: str) -> torch.Tensor:
 class SpanScorer(nn.Module):
     """Span, null, transition and start scores of one direction."""
 
-    def __init__(self, n_features: int, width: int, hidden: int = 32, transition_hidden: int = 16,
-                 repeat: bool = False) -> None:
+    def __init__(self, n_features: int, width: int, hidden: int = 32, transition_hidden: int = 16) -> None:
         super().__init__()
         self.width = width
-        # the same run again, per width (:func:`log_partition`); 0 = the transition alone (every model before it)
-        self.repeat = nn.Parameter(torch.zeros(width, dtype=DTYPE)) if repeat else None
         self.emit = nn.Sequential(nn.Linear(n_features, hidden), nn.Tanh(), nn.Linear(hidden, 1))
         self.null = nn.Linear(n_features, 1)
         self.span = nn.Linear(3 + len(RUN_VALUES) + width, 1)
@@ -415,10 +377,8 @@ class SpanScorer(nn.Module):
 class BiSemiCRF(nn.Module):
     def __init__(self, n_features: int, config: CRFConfig) -> None:
         super().__init__()
-        self.s2c = SpanScorer(n_features, direction_width(config, "s2c"), config.hidden, config.transition_hidden,
-                              config.semicrf_repeat)
-        self.c2s = SpanScorer(n_features, direction_width(config, "c2s"), config.hidden, config.transition_hidden,
-                              config.semicrf_repeat)
+        self.s2c = SpanScorer(n_features, direction_width(config, "s2c"), config.hidden, config.transition_hidden)
+        self.c2s = SpanScorer(n_features, direction_width(config, "c2s"), config.hidden, config.transition_hidden)
 
     def direction(self, name: str) -> SpanScorer:
         return self.s2c if name == "s2c" else self.c2s
@@ -432,7 +392,7 @@ def batch_log_likelihood(scorer: SpanScorer, batch: SpanBatch) -> torch.Tensor:
     gold_null = torch.where(batch.gold_null, torch.zeros_like(span[..., 0, 0]), torch.full_like(span[..., 0, 0], NEG))
     # both forward algorithms in one batch: each step's operations run once for both (the loop is what costs)
     both = log_partition(torch.cat([span, gold_span]), torch.cat([trans, trans]), torch.cat([batch.step_mask] * 2),
-                         torch.cat([torch.zeros_like(gold_null), gold_null]), scorer.repeat)
+                         torch.cat([torch.zeros_like(gold_null), gold_null]))
     return both[b:] - both[:b]
 
 
@@ -502,11 +462,10 @@ def decode_semicrf(model: BiSemiCRF, seqs: dict[str, list[SpanSeq]], docs: Seque
                 span, trans = scorer(batch)
             with torch.enable_grad():
                 span.requires_grad_(True)
-                repeat = None if scorer.repeat is None else scorer.repeat.detach()
-                z = log_partition(span, trans, batch.step_mask, repeat=repeat)
+                z = log_partition(span, trans, batch.step_mask)
                 (grad,) = torch.autograd.grad(z.sum(), span)
             grad_np = grad.numpy().astype(np.float64)
-            paths = viterbi(span, trans, batch.step_mask, repeat)
+            paths = viterbi(span, trans, batch.step_mask)
             for k, s in enumerate(chunk):
                 t, n = s.feats.shape[:2]
                 marg = cell_marginals(grad_np[k, :t, :n])

@@ -10,10 +10,7 @@ a label of simple sentence ``i`` is either null or a span ``[a, a + w)`` of comp
 where ``span`` is an (m, n, width) array (``span[i, a, w - 1]`` scores span ``[a, a + w)``; spans that run
 past ``n`` are ignored), a null label scores 0, and ``trans`` is an (n + 1, n) array indexed by the
 previous span's end + 1 (0 before the first non-null span) and the next span's start; nulls are
-skipped over, as in :mod:`alignment_engine.sequence`. With ``repeat`` (a (width,) array) a span that is the
-previous non-null span again (the same run: both end at the same place, ``a + w`` = the state) adds
-``repeat[w - 1]`` to its transition: the rows of an m:n block, which all take the block's run, repeat it; without
-it ``trans`` alone scores that step, by a backward jump it shares with every other span ending there.
+skipped over, as in :mod:`alignment_engine.sequence`.
 
 :func:`log_partition` (exact forward algorithm, log-sum-exp over every labelling) and :func:`viterbi`
 (the best labelling) share one dynamic program over the state "end of the last non-null span"; both are
@@ -38,18 +35,7 @@ def _valid(span: np.ndarray) -> np.ndarray:
     return np.where(ok[None, :, :], span, NEG)
 
 
-def _into(cand: np.ndarray, semiring: str) -> tuple[np.ndarray, np.ndarray]:
-    """(n,) best / logsumexp over the previous state of ``cand`` (n + 1, n), and the best previous state."""
-    n = cand.shape[1]
-    if semiring == "max":
-        prev = cand.argmax(axis=0)
-        return cand[prev, np.arange(n)], prev
-    top = cand.max(axis=0)
-    return top + np.log(np.exp(cand - top).sum(axis=0)), np.zeros(n, dtype=np.int64)
-
-
-def _step(last: np.ndarray, span_i: np.ndarray, trans: np.ndarray, semiring: str,
-          repeat: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _step(last: np.ndarray, span_i: np.ndarray, trans: np.ndarray, semiring: str) -> tuple[np.ndarray, np.ndarray]:
     """One simple sentence: ``last`` (n + 1,) scores by the end + 1 of the last non-null span (0 = none).
 
     Returns the new (n + 1,) scores and, for Viterbi, the (n + 1, 3) backpointers of each new state:
@@ -58,7 +44,13 @@ def _step(last: np.ndarray, span_i: np.ndarray, trans: np.ndarray, semiring: str
     n, width = span_i.shape
     # into[p, a] = best / logsumexp over previous states p of last[p] + trans[p, a]
     cand = last[:, None] + trans  # (n + 1, n)
-    into, prev = _into(cand, semiring)
+    if semiring == "max":
+        prev = cand.argmax(axis=0)
+        into = cand[prev, np.arange(n)]
+    else:
+        top = cand.max(axis=0)
+        into = top + np.log(np.exp(cand - top).sum(axis=0))
+        prev = np.zeros(n, dtype=np.int64)
     new = np.full(n1, NEG)
     back = np.full((n1, 3), -1, dtype=np.int64)
     # the span [a, a + w) ends at e = a + w, i.e. state e (1..n)
@@ -66,17 +58,12 @@ def _step(last: np.ndarray, span_i: np.ndarray, trans: np.ndarray, semiring: str
         a = np.arange(0, n - w + 1)
         if a.size == 0:
             continue
-        into_w, prev_w = into, prev
-        if repeat is not None and repeat[w - 1] != 0:  # from state a + w: the same run again
-            cand_w = cand.copy()
-            cand_w[a + w, a] += repeat[w - 1]
-            into_w, prev_w = _into(cand_w, semiring)
-        score = into_w[a] + span_i[a, w - 1]
+        score = into[a] + span_i[a, w - 1]
         e = a + w
         if semiring == "max":
             better = score > new[e]
             new[e] = np.where(better, score, new[e])
-            back[e[better]] = np.stack([prev_w[a[better]], a[better], np.full(int(better.sum()), w)], axis=1)
+            back[e[better]] = np.stack([prev[a[better]], a[better], np.full(int(better.sum()), w)], axis=1)
         else:
             hi = np.maximum(new[e], score)
             new[e] = hi + np.log(np.exp(new[e] - hi) + np.exp(score - hi))
@@ -91,26 +78,19 @@ def _step(last: np.ndarray, span_i: np.ndarray, trans: np.ndarray, semiring: str
     return new, back
 
 
-def _check(span: np.ndarray, trans: np.ndarray, repeat: np.ndarray | None) -> None:
+def _check(span: np.ndarray, trans: np.ndarray) -> None:
     m, n, width = span.shape
     if trans.shape != (n + 1, n):
         raise ValueError(f"trans must have shape {(n + 1, n)}, got {trans.shape}")
     if width < 1:
         raise ValueError("width must be at least 1")
-    if repeat is not None and repeat.shape != (width,):
-        raise ValueError(f"repeat must have shape {(width,)}, got {repeat.shape}")
 
 
-def _repeat(repeat: np.ndarray | None) -> np.ndarray | None:
-    return None if repeat is None else np.asarray(repeat, dtype=np.float64)
-
-
-def log_partition(span: np.ndarray, trans: np.ndarray, repeat: np.ndarray | None = None) -> float:
+def log_partition(span: np.ndarray, trans: np.ndarray) -> float:
     """log of the sum of exp(score) over every labelling (exact forward algorithm)."""
     span = np.asarray(span, dtype=np.float64)
     trans = np.asarray(trans, dtype=np.float64)
-    repeat = _repeat(repeat)
-    _check(span, trans, repeat)
+    _check(span, trans)
     m, n, _ = span.shape
     last = np.full(n + 1, NEG)
     last[0] = 0.0
@@ -118,18 +98,16 @@ def log_partition(span: np.ndarray, trans: np.ndarray, repeat: np.ndarray | None
         return 0.0
     span = _valid(span)
     for i in range(m):
-        last, _ = _step(last, span[i], trans, "sum", repeat)
+        last, _ = _step(last, span[i], trans, "sum")
     top = float(last.max())
     return top + float(np.log(np.exp(last - top).sum()))
 
 
-def viterbi(span: np.ndarray, trans: np.ndarray, repeat: np.ndarray | None = None
-            ) -> tuple[list[tuple[int, int] | None], float]:
+def viterbi(span: np.ndarray, trans: np.ndarray) -> tuple[list[tuple[int, int] | None], float]:
     """The best labelling: per simple sentence ``(start, width)`` or None (null), and its score."""
     span = np.asarray(span, dtype=np.float64)
     trans = np.asarray(trans, dtype=np.float64)
-    repeat = _repeat(repeat)
-    _check(span, trans, repeat)
+    _check(span, trans)
     m, n, _ = span.shape
     if n == 0:
         return [None] * m, 0.0
@@ -138,7 +116,7 @@ def viterbi(span: np.ndarray, trans: np.ndarray, repeat: np.ndarray | None = Non
     last[0] = 0.0
     backs = []
     for i in range(m):
-        last, back = _step(last, span[i], trans, "max", repeat)
+        last, back = _step(last, span[i], trans, "max")
         backs.append(back)
     state = int(last.argmax())
     best = float(last[state])

@@ -38,45 +38,6 @@ def test_torch_forward_matches_numpy_and_brute_force_batched() -> None:
     assert np.allclose(got.numpy(), expected, atol=1e-6)
 
 
-def test_torch_forward_with_repeat_matches_brute_force_with_the_expected_repeats_as_its_gradient() -> None:
-    """Padded batches with a repeat bonus per width: log Z equals brute force and the numpy program; its gradient
-    with respect to the bonus is the expected number of repeats of each width (brute force), the one with respect
-    to the spans the cell marginals; a zero bonus gives the bits of no bonus (models trained without it)."""
-    rng = np.random.default_rng(5)
-    shapes = [(3, 3), (2, 2), (4, 3), (3, 1)]
-    t, n, width = 4, 3, 3
-    spans = np.full((len(shapes), t, n, width), NEG)
-    trans = np.zeros((len(shapes), n + 1, n))
-    mask = np.zeros((len(shapes), t), dtype=bool)
-    repeat = np.array([0.7, 2.0, -1.5])
-    expected, repeats = [], np.zeros(width)
-    for b, (mm, nn_) in enumerate(shapes):
-        s = rng.normal(size=(mm, nn_, width))
-        tr = rng.normal(size=(nn_ + 1, nn_))
-        spans[b, :mm, :nn_] = _valid(s)
-        trans[b, : nn_ + 1, :nn_] = tr
-        mask[b, :mm] = True
-        labs = _labellings(mm, nn_, width)
-        scores = np.array([_score(lab, s, tr, repeat) for lab in labs])
-        expected.append(np.log(np.exp(scores).sum()))
-        assert np.isclose(semimarkov.log_partition(s, tr, repeat), expected[-1])
-        post = np.exp(scores - expected[-1])
-        for p, lab in zip(post, labs, strict=True):
-            state = 0
-            for x in lab:
-                if x is not None:
-                    repeats[x[1] - 1] += p * (state == x[0] + x[1])
-                    state = x[0] + x[1]
-    rep = torch.tensor(repeat, requires_grad=True)
-    got = log_partition(torch.tensor(spans), torch.tensor(trans), torch.tensor(mask), repeat=rep)
-    assert np.allclose(got.detach().numpy(), expected, atol=1e-9)
-    (grad,) = torch.autograd.grad(got.sum(), rep)
-    assert repeats.min() > 0.01 and np.allclose(grad.numpy(), repeats, atol=1e-9)
-    plain = log_partition(torch.tensor(spans), torch.tensor(trans), torch.tensor(mask))
-    assert torch.equal(log_partition(torch.tensor(spans), torch.tensor(trans), torch.tensor(mask),
-                                     repeat=torch.zeros(width, dtype=torch.float64)), plain)
-
-
 def test_restricted_forward_is_the_gold_score_and_gradient_gives_marginals() -> None:
     rng = np.random.default_rng(1)
     m, n, width = 3, 4, 3
@@ -175,18 +136,13 @@ def test_gold_options_of_partial_labels_open_unlabelled_spans() -> None:
 
 
 @pytest.mark.parametrize("ties", [False, True])
-@pytest.mark.parametrize("with_repeat", [False, True])
-def test_batched_viterbi_gives_the_numpy_labellings(ties: bool, with_repeat: bool) -> None:
+def test_batched_viterbi_gives_the_numpy_labellings(ties: bool) -> None:
     """The batched torch Viterbi against :func:`semimarkov.viterbi` per sequence, on padded batches of
     different shapes (widths wider than a row included); with integer scores ties are frequent and must
     break the same way."""
     rng = np.random.default_rng(1)
     for _ in range(20):
         width = int(rng.integers(1, 4))
-        repeat = None
-        if with_repeat:  # integers with ties, one width without a bonus
-            repeat = rng.integers(-2, 3, size=width).astype(float) if ties else 2.0 * rng.normal(size=width)
-            repeat[int(rng.integers(0, width))] = 0.0
         shapes = [(int(rng.integers(1, 7)), int(rng.integers(1, 6))) for _ in range(int(rng.integers(1, 5)))]
         t, n = max(s[0] for s in shapes), max(s[1] for s in shapes)
         spans = np.full((len(shapes), t, n, width), NEG)
@@ -199,9 +155,8 @@ def test_batched_viterbi_gives_the_numpy_labellings(ties: bool, with_repeat: boo
             spans[b, :mm, :nn_] = _valid(s)
             trans[b, : nn_ + 1, :nn_] = tr
             mask[b, :mm] = True
-            singles.append(semimarkov.viterbi(s, tr, repeat))
-        got = viterbi(torch.tensor(spans), torch.tensor(trans), torch.tensor(mask),
-                      None if repeat is None else torch.tensor(repeat))
+            singles.append(semimarkov.viterbi(s, tr))
+        got = viterbi(torch.tensor(spans), torch.tensor(trans), torch.tensor(mask))
         for b, ((mm, nn_), (labels, best)) in enumerate(zip(shapes, singles, strict=True)):
             want = np.zeros((mm, nn_), dtype=bool)
             for i, lab in enumerate(labels):
@@ -209,11 +164,10 @@ def test_batched_viterbi_gives_the_numpy_labellings(ties: bool, with_repeat: boo
                     want[i, lab[0]: lab[0] + lab[1]] = True
             assert (got[b, :mm, :nn_] == want).all()
             assert not got[b, mm:].any() and not got[b, :, nn_:].any()
-            assert np.isclose(_score(tuple(labels), spans[b, :mm, :nn_], trans[b, : nn_ + 1, :nn_], repeat), best)
+            assert np.isclose(_score(tuple(labels), spans[b, :mm, :nn_], trans[b, : nn_ + 1, :nn_]), best)
 
 
-@pytest.mark.parametrize("repeat", [False, True])
-def test_batched_decoding_equals_one_document_at_a_time(repeat: bool) -> None:
+def test_batched_decoding_equals_one_document_at_a_time() -> None:
     from alignment_engine.crf_aligner import prepare_docs
     from alignment_engine.crf_config import CRFConfig
     from alignment_engine.semicrf import BiSemiCRF, build_span_sequences, decode_semicrf
@@ -225,17 +179,11 @@ def test_batched_decoding_equals_one_document_at_a_time(repeat: bool) -> None:
         DocPair("b", [["Rain fell over the city for days.", "People stayed inside their houses."]],
                 [["It rained for days.", "People stayed inside.", "New sentence without source."]]),
     ]
-    cfg = CRFConfig().with_options(span_emission_widths=(3, 2), semicrf_repeat=repeat)
+    cfg = CRFConfig().with_options(span_emission_widths=(3, 2))
     docs = prepare_docs(pairs, cfg, None)
     n_feat = docs[0].lex.shape[-1]
     torch.manual_seed(0)
     model = BiSemiCRF(n_feat, cfg).eval()
-    if repeat:  # a bonus per width in both directions (trained models learn it; 0 at initialisation)
-        with torch.no_grad():
-            model.s2c.repeat.copy_(torch.tensor([1.0, 2.0]))
-            model.c2s.repeat.copy_(torch.tensor([0.5, 3.0, -1.0]))
-    else:
-        assert model.s2c.repeat is None and "s2c.repeat" not in model.state_dict()
     mean, scale = np.zeros(n_feat, dtype=np.float32), np.ones(n_feat, dtype=np.float32)
     seqs = {d: build_span_sequences(docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}
     together = decode_semicrf(model, seqs, docs, batch_size=8)
@@ -353,40 +301,3 @@ def test_the_likelihood_runs_both_forward_algorithms_in_one_batch_with_the_same_
         (ll_a, g_a), (ll_b, g_b) = results
         assert (ll_a < 0).all() and torch.equal(ll_a, ll_b)
         assert all(torch.equal(x, y) for x, y in zip(g_a, g_b, strict=True))
-
-
-def test_the_likelihood_of_a_block_raises_its_repeat_bonus_and_lowers_the_others() -> None:
-    """Two simple sentences that both take the complex run [0, 2) (a 2 x 2 block): the gradient of log P(gold) with
-    respect to the repeat bonus is the gold's number of repeats minus the model's expectation, so it pushes the
-    width-2 bonus up and the width-1 bonus (a repeat the gold does not have) down."""
-    from alignment_engine.semicrf import SpanScorer, SpanSeq, batch_log_likelihood, collate_spans
-
-    rng = np.random.default_rng(0)
-    t, n, width, f = 2, 3, 2, 4
-    gold_span = np.zeros((t, n, width), dtype=bool)
-    gold_span[:, 0, 1] = True
-    seq = SpanSeq(0, rng.normal(size=(t, n, f)).astype(np.float32), rng.random((t, n, width, 3)).astype(np.float32),
-                  gold_span, np.zeros(t, dtype=bool))
-    torch.manual_seed(0)
-    scorer = SpanScorer(f, width, repeat=True)
-    assert scorer.repeat is not None and not scorer.repeat.any()
-    batch_log_likelihood(scorer, collate_spans([seq])).sum().backward()
-    grad = scorer.repeat.grad.numpy()
-    assert grad[1] > 0.5 and grad[0] < 0  # 1 - E[width-2 repeats] (a uniform-ish model expects few), -E[width-1]
-
-
-def test_the_repeat_bonus_stays_finite_where_forward_values_pass_700_nats() -> None:
-    """A long sequence of high span scores (forward values far above exp's range): log Z with a repeat bonus equals
-    the numpy program and every gradient is finite (the share of the repeated term is clamped before exp)."""
-    rng = np.random.default_rng(2)
-    m, n, width = 30, 5, 3
-    s = _valid(40.0 + rng.normal(size=(m, n, width)))
-    tr = rng.normal(size=(n + 1, n))
-    repeat = np.array([0.5, -0.3, 1.2])
-    span_t = torch.tensor(s[None], requires_grad=True)
-    rep = torch.tensor(repeat, requires_grad=True)
-    z = log_partition(span_t, torch.tensor(tr[None]), torch.ones(1, m, dtype=torch.bool), repeat=rep)
-    assert float(z) > 1000 and np.isclose(float(z), semimarkov.log_partition(s, tr, repeat), rtol=1e-12)
-    z.sum().backward()
-    assert span_t.grad is not None and rep.grad is not None
-    assert torch.isfinite(span_t.grad).all() and torch.isfinite(rep.grad).all()

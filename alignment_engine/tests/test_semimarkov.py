@@ -15,53 +15,28 @@ def _labellings(m: int, n: int, width: int) -> list[tuple[tuple[int, int] | None
     return list(itertools.product(options, repeat=m))
 
 
-def _score(lab: tuple[tuple[int, int] | None, ...], span: np.ndarray, trans: np.ndarray,
-           repeat: np.ndarray | None = None) -> float:
-    """A labelling's score as the module docstring defines it, term by term."""
+def _score(lab: tuple[tuple[int, int] | None, ...], span: np.ndarray, trans: np.ndarray) -> float:
     total, state = 0.0, 0
     for i, x in enumerate(lab):
         if x is None:
             continue
         a, w = x
         total += span[i, a, w - 1] + trans[state, a]
-        if repeat is not None and state == a + w:  # the previous non-null span again
-            total += repeat[w - 1]
         state = a + w
     return total
 
 
 @pytest.mark.parametrize("m,n,width,seed", [(1, 1, 1, 0), (2, 3, 2, 1), (3, 3, 3, 2), (3, 4, 2, 3), (4, 2, 2, 4)])
-@pytest.mark.parametrize("with_repeat", [False, True])
-def test_forward_and_viterbi_match_brute_force(m: int, n: int, width: int, seed: int, with_repeat: bool) -> None:
+def test_forward_and_viterbi_match_brute_force(m: int, n: int, width: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     span = rng.normal(size=(m, n, width))
     trans = rng.normal(size=(n + 1, n))
-    # large enough to change the best labelling; one width left at 0 where there are two
-    repeat = 3.0 * rng.normal(size=width) if with_repeat else None
-    if repeat is not None and width > 1:
-        repeat[0] = 0.0
-    scores = [(_score(lab, span, trans, repeat), lab) for lab in _labellings(m, n, width)]
+    scores = [(_score(lab, span, trans), lab) for lab in _labellings(m, n, width)]
     values = np.array([s for s, _ in scores])
-    assert np.isclose(log_partition(span, trans, repeat), np.log(np.exp(values).sum()))
-    labels, best = viterbi(span, trans, repeat)
+    assert np.isclose(log_partition(span, trans), np.log(np.exp(values).sum()))
+    labels, best = viterbi(span, trans)
     assert np.isclose(best, values.max())
-    assert np.isclose(_score(tuple(labels), span, trans, repeat), values.max())
-
-
-def test_a_repeated_run_is_scored_by_its_bonus_and_the_bonus_changes_the_best_labelling() -> None:
-    """Two simple sentences, three complex ones, runs of up to two: with trans favouring a forward step, both
-    sentences take different runs; a repeat bonus for width 2 makes them take the same run (an m:n block)."""
-    span = np.zeros((2, 3, 2))
-    span[:, 0, 1] = 1.0  # the run [0, 2) for both sentences
-    span[1, 2, 0] = 0.9  # the second sentence alone: complex sentence 2
-    trans = np.zeros((4, 3))
-    trans[2, 0] = -2.0  # back from the end of [0, 2) to its start
-    assert viterbi(span, trans)[0] == [(0, 2), (2, 1)]
-    labels, best = viterbi(span, trans, np.array([0.0, 2.5]))
-    assert labels == [(0, 2), (0, 2)] and np.isclose(best, 1.0 + 1.0 - 2.0 + 2.5)
-    assert np.isclose(_score(((0, 2), (0, 2)), span, trans, np.array([0.0, 2.5])), best)
-    with pytest.raises(ValueError, match="repeat must have shape"):
-        log_partition(span, trans, np.zeros(3))
+    assert np.isclose(_score(tuple(labels), span, trans), values.max())
 
 
 def test_span_scores_sum_cells_and_decoding_takes_runs() -> None:
