@@ -9,9 +9,9 @@ per second on one core of this machine. This module reads that file and runs the
 
 - the Linear layers hold the dequantized 4-bit weights in float32 (49 to 79 sentences per CPU-second on this
   machine in the benchmarks of Round 12, against 25.8 for the C engine); the word embedding stays 4-bit and only
-  a batch's rows are dequantized. bf16 autocast (``embed(precision="bfloat16")``: about 1.8 times as fast, a cosine of .99998 to
-  float32; measured batched, 106/s) is fast on CPUs with native bf16 only (:func:`native_bf16`; elsewhere it is
-  emulated and slow). ``embed(precision="int8")`` runs the layers through ONNX Runtime with int8 matrix products
+  a batch's rows are dequantized. bf16 autocast (``embed(precision="bfloat16")``: 1.6 times float32 on an Intel Xeon
+  with AMX, Round 23; a cosine of .99999 to float32) is fast on CPUs with native bf16 only (:func:`native_bf16`;
+  elsewhere it is emulated and slow). ``embed(precision="int8")`` runs the layers through ONNX Runtime with int8 matrix products
   whose activations are scaled per row (:mod:`alignment_engine.e5_int8`: about 1.6 times as fast on an AVX2 CPU
   and 3.7 times on a Zen 5, a cosine of about .999, still independent of the batch): how a float32 model embeds
   when it aligns on a CPU (:func:`alignment_engine.semantic.alignment_precision`), and a training option
@@ -298,11 +298,32 @@ def _linear(mod: nn.Linear, x: torch.Tensor) -> torch.Tensor:
     all B x T rows is what ``nn.Linear`` does, but MKL picks its kernel (and with it the order of a row's sums) by the
     number of rows on some CPUs: on an Intel Xeon with AVX-512 a text's last bits then depended on the size of its
     batch, on the Zen CPUs measured they did not (docs/engine-results.md, Round 20). A batched product gives every
-    text the kernel of its own pass."""
+    text the kernel of its own pass.
+
+    Under bf16 autocast (``embed(precision="bfloat16")``) each text's product is ``F.linear`` on weights cast to bf16
+    once (:func:`_bf16_weights`): what autocast computes, bit for bit, but oneDNN's bf16 kernel instead of the batched
+    product's (2.6 times as fast on an Intel Xeon with AMX, where the batched bf16 product was slower than float32;
+    docs/engine-results.md, Round 23)."""
     if x.device.type != "cpu":
         return mod(x)
+    if torch.is_autocast_enabled("cpu"):
+        weight, bias = _bf16_weights(mod)
+        with torch.autocast("cpu", enabled=False):
+            return torch.stack([torch.nn.functional.linear(row, weight, bias)
+                                for row in x.to(torch.bfloat16).unbind(0)])
     w = mod.weight.t()
     return torch.baddbmm(mod.bias, x, w.expand(x.shape[0], *w.shape))
+
+
+def _bf16_weights(mod: nn.Linear) -> tuple[torch.Tensor, torch.Tensor]:
+    """``mod``'s weight and bias in bf16, cast once and kept on the module until either changes (autocast casts them
+    again at every call, which cost more than the product here)."""
+    key = (mod.weight._version, mod.bias._version)
+    kept = mod.__dict__.get("_bf16")
+    if kept is None or kept[0] != key:
+        kept = (key, mod.weight.detach().to(torch.bfloat16), mod.bias.detach().to(torch.bfloat16))
+        mod.__dict__["_bf16"] = kept
+    return kept[1], kept[2]
 
 
 class E5Small(nn.Module):
@@ -397,8 +418,8 @@ class E5Small(nn.Module):
     @torch.inference_mode()
     def embed(self, texts: list[str], prefix: str = "query: ", precision: str = "float32") -> np.ndarray:
         """(len(texts), hidden) embeddings; e5 wants ``query: `` on both sides of a symmetric task. ``precision``:
-        "float32"; "bfloat16", the matrix products under bf16 autocast (about 1.8 times as fast on a CPU with
-        native bf16, a cosine of .99998 to float32; slow where the CPU lacks it: see :func:`native_bf16`); "int8",
+        "float32"; "bfloat16", the matrix products in bf16 (1.6 times float32 on an Intel Xeon with AMX, a cosine of
+        .99999 to float32; slow where the CPU lacks native bf16: see :func:`native_bf16`); "int8",
         the layers through :mod:`alignment_engine.e5_int8` (CPU only; about 1.6 times as fast on AVX2, a cosine of
         about .999). On a GPU (:attr:`device`) the same batches of one token length, up to :data:`GPU_BATCH` texts
         each (not measured on a GPU yet)."""

@@ -161,6 +161,31 @@ def test_int8_layers_stay_close_to_float32_and_each_text_gets_its_own_pass(model
     assert e[0] @ e[1] > e[0] @ e[2] + 0.05  # still a sentence encoder: the paraphrase beats the unrelated one
 
 
+def test_bf16_embeddings_stay_close_to_float32_and_each_text_gets_its_own_pass(model: e5_small.E5Small) -> None:
+    """``precision="bfloat16"`` on the CPU: one bf16 product per text (``_linear``), so a text's vector is that of its
+    pass alone, bit for bit, next to texts of its length; within a cosine of .9999 of float32."""
+    texts = [f"Nummer {k} ist hier." for k in range(1, 10)] + SENTENCES
+    fp32 = model.embed(texts)
+    bf16 = model.embed(texts, precision="bfloat16")
+    assert bf16.dtype == np.float32 and not np.array_equal(fp32, bf16)  # the bf16 products really ran
+    assert (fp32 * bf16).sum(axis=1).min() > 0.9999
+    np.testing.assert_array_equal(bf16, np.stack([model.embed([t], precision="bfloat16")[0] for t in texts]))
+
+
+def test_bf16_weights_are_cast_once_and_again_when_they_change() -> None:
+    from alignment_engine.e5_small import _bf16_weights
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(4, 3)
+    w, b = _bf16_weights(lin)
+    assert w.dtype == torch.bfloat16 and torch.equal(w, lin.weight.detach().bfloat16())
+    assert _bf16_weights(lin)[0] is w  # kept
+    with torch.no_grad():
+        lin.weight.mul_(2.0)
+    w2, _ = _bf16_weights(lin)
+    assert w2 is not w and torch.equal(w2, lin.weight.detach().bfloat16())
+
+
 def test_an_unknown_precision_is_refused(model: e5_small.E5Small) -> None:
     with pytest.raises(ValueError, match="precision must be one of float32, bfloat16, int8"):
         model.embed(["Hallo."], precision="int4")
