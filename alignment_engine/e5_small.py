@@ -302,7 +302,7 @@ def _linear(mod: nn.Linear, x: torch.Tensor) -> torch.Tensor:
 
     Under bf16 autocast (``embed(precision="bfloat16")``) each text's product is ``F.linear`` on weights cast to bf16
     once (:func:`_bf16_weights`): what autocast computes, bit for bit, but oneDNN's bf16 kernel instead of the batched
-    product's (2.6 times as fast on an Intel Xeon with AMX, where the batched bf16 product was slower than float32;
+    product's (2.4 times as fast on an Intel Xeon with AMX, where the batched bf16 product was slower than float32;
     docs/engine-results.md, Round 23)."""
     if x.device.type != "cpu":
         return mod(x)
