@@ -56,6 +56,10 @@ DIM = 384
 CACHE_SIZE = 100_000
 #: Keys per SQL statement of the embedding store.
 STORE_CHUNK = 500
+#: The store's name of a precision whose CPU vectors changed (another kernel: other last bits), so that a store never
+#: serves a vector this code would not compute: bf16 on the CPU since Round 23 (one bf16 ``F.linear`` per text,
+#: ``e5_small._linear``); its older vectors stay in a store under "bfloat16", unused.
+STORE_NAMES = {"bfloat16": "bfloat16/linear-per-text"}
 log = logging.getLogger(__name__)
 
 
@@ -139,7 +143,7 @@ class SentenceEncoder:
         self.precision = precision
         self.device = device
         # the store's key: a GPU's vectors differ from the CPU's in the last bits, so they are kept apart
-        self.store_precision = precision if device == "cpu" else f"{precision}@{device}"
+        self.store_precision = STORE_NAMES.get(precision, precision) if device == "cpu" else f"{precision}@{device}"
         self.store = store  # embeddings on disk behind the in-memory cache (use_store)
         self._model = network(device)
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()

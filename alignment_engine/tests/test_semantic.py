@@ -208,6 +208,21 @@ def test_encoders_are_shared_per_precision_and_device_and_a_gpu_keeps_its_own_st
     assert semantic.EmbeddingStore.key(gpu.store_precision, "Satz.") != semantic.EmbeddingStore.key("bfloat16", "Satz.")
 
 
+def test_the_cpu_bf16_vectors_of_the_older_kernel_are_not_served_from_a_store(tmp_path) -> None:
+    """bf16 on the CPU changed kernel in Round 23 (other last bits): its store name changed with it, so a store holding
+    the older vectors under "bfloat16" serves none of them; float32 and int8 keep their names (and their stores)."""
+    assert semantic.SentenceEncoder(precision="float32").store_precision == "float32"
+    assert semantic.SentenceEncoder(precision="int8").store_precision == "int8"
+    store = semantic.EmbeddingStore(tmp_path / "e.sqlite3")
+    old = np.full(semantic.DIM, 0.5, dtype=np.float32)
+    store.put([(semantic.EmbeddingStore.key("bfloat16", "Ein Satz."), old)])
+    enc = semantic.SentenceEncoder(precision="bfloat16", store=store)
+    assert enc.store_precision != "bfloat16"
+    got = enc.embed(["Ein Satz."])
+    assert enc.encoded == 1 and not np.array_equal(got[0], old)  # computed, not the stored old vector
+    assert (got[0] @ semantic.SentenceEncoder().embed(["Ein Satz."])[0]) > 0.9999
+
+
 def test_an_unusable_store_is_dropped_with_a_warning_and_the_embeddings_come_out_the_same(tmp_path, caplog) -> None:
     """The product points every process at EMBEDDINGS_CACHE; a file that turned into something else (or a full
     disk) must not fail an alignment: the store is a cache."""
