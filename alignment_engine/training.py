@@ -644,9 +644,10 @@ def _train_in_workers(train_pairs: Sequence[DocPair], train_gold: Sequence[Align
                              store)
 
         jobs = [job(k, "train", train_pairs, train_gold, dev_pairs, dev_gold) for k in range(n)]
+        run_pairs = list(train_pairs)  # every pair some run trains on
         if added is not None:
-            both_pairs, both_gold = [*train_pairs, *added[0]], [*train_gold, *added[1]]
-            jobs += [job(k, "train + dev", both_pairs, both_gold, None, None) for k in range(n)]
+            run_pairs += added[0]
+            jobs += [job(k, "train + dev", run_pairs, [*train_gold, *added[1]], None, None) for k in range(n)]
         totals = [RunProgress.plan(None, single, len(j.train_pairs), j.dev_pairs is not None and has_dev).total
                   for j in jobs]
         done = [0] * len(jobs)
@@ -668,10 +669,10 @@ def _train_in_workers(train_pairs: Sequence[DocPair], train_gold: Sequence[Align
         from alignment_engine.parallel import run_jobs
 
         if store is not None and used > 1:  # the sentences every run embeds first, embedded once, in shares
-            texts = {single.semantic_precision: distinct_sentences([*train_pairs, *(added[0] if added else [])])}
+            texts = {single.semantic_precision: distinct_sentences(run_pairs)}
             if has_dev:  # scored as `align` embeds, by the runs on train and by the ensemble below
-                dev_precision = alignment_precision(single.semantic_precision, "cpu")
-                texts[dev_precision] = [*texts.get(dev_precision, []), *distinct_sentences(dev_pairs or [])]
+                texts.setdefault(alignment_precision(single.semantic_precision, "cpu"), []).extend(
+                    distinct_sentences(dev_pairs or []))
             _embed_in_workers(texts, store, used, log, lambda: report_count(progress, 0, grand))
         outs = run_jobs(member_job, jobs, used, on_progress, on_log)
         held = [model_store.read_meta(d) for d in outs[:n]]
