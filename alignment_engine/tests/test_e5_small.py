@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -53,9 +55,53 @@ def test_tokenizer_normalises_collapses_spaces_and_falls_back_to_unknown() -> No
     assert ids[:2] == [tok.pieces[f"{META}a"], tok.pieces[META]]
 
 
+def _plain_viterbi(tok: Tokenizer, text: str) -> list[int]:
+    """The tokenizer's path as it was first written: every end up to the longest piece tried at every start (no
+    prefix table), numpy scores; ``encode`` must give the same ids."""
+    s = tok.normalise(text)
+    n = len(s)
+    best = [-math.inf] * (n + 1)
+    back: list[tuple[int, int]] = [(0, -1)] * (n + 1)
+    best[0] = 0.0
+    for i in range(n):
+        if best[i] == -math.inf:
+            continue
+        for e in range(i + 1, min(n, i + tok.max_piece) + 1):
+            idx = tok.pieces.get(s[i:e])
+            if idx is not None and best[i] + tok.scores[idx] > best[e]:
+                best[e], back[e] = best[i] + tok.scores[idx], (i, idx)
+        if best[i] + tok.unk_score > best[i + 1]:
+            best[i + 1], back[i + 1] = best[i] + tok.unk_score, (i, tok.unk)
+    ids, e = [], n
+    while e > 0:
+        e, idx = back[e]
+        ids.append(idx)
+    return ids[::-1]
+
+
+def test_the_prefix_table_stops_only_where_no_longer_piece_can_match() -> None:
+    # "▁abcd" is a piece whose prefix "▁abc" is not: the scan from "▁" must go on past "▁abc" to find it
+    pieces = ["<s>", "<pad>", "</s>", "<unk>", f"{META}a", "b", "c", "d", f"{META}abcd", "cd"]
+    scores = np.array([0, 0, 0, 0, -2.0, -2.0, -2.0, -2.0, -1.0, -3.0], dtype=np.float32)
+    tok = Tokenizer(pieces, scores, {}, bos=0, eos=2, pad=1, unk=3)
+    assert tok.lookup()[f"{META}abc"] == -1 and tok.lookup()[f"{META}abcd"] == 8
+    assert tok.encode("abcd") == [8]
+    assert tok.encode("abce") == [4, 5, 6, 3]  # "e" is no piece: the unknown token
+    for text in ("abcd abc", "dcba", "a  bcd", "", "abcdabcd"):
+        assert tok.encode(text) == _plain_viterbi(tok, text), text
+
+
 @pytest.fixture(scope="module")
 def model() -> e5_small.E5Small:
     return e5_small.E5Small.load()
+
+
+def test_the_real_pieces_give_the_ids_of_the_plain_viterbi(model: e5_small.E5Small) -> None:
+    odd = ["\x00abc\U0010fffd\U000e0001 seltsam  \t Tabs ☃☃ 𝔘𝔫𝔦", "<unk> <s> </s>", "Donaudampfschifffahrtsgesellschaftskapitän",
+           "x" * 300, "", "   "]
+    for text in SENTENCES + odd:
+        assert model.tokenizer.encode("query: " + text) == _plain_viterbi(model.tokenizer, "query: " + text), text
+    assert model.tokenizer.unk in model.tokenizer.encode(odd[0])  # the unknown path is exercised
 
 
 def test_the_model_file_of_the_pinned_package_is_read(model: e5_small.E5Small) -> None:
