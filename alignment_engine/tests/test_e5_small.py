@@ -98,7 +98,7 @@ def model() -> e5_small.E5Small:
 
 def test_the_real_pieces_give_the_ids_of_the_plain_viterbi(model: e5_small.E5Small) -> None:
     odd = ["\x00abc\U0010fffd\U000e0001 seltsam  \t Tabs ☃☃ 𝔘𝔫𝔦", "<unk> <s> </s>", "Donaudampfschifffahrtsgesellschaftskapitän",
-           "x" * 300, "", "   "]
+           "x" * 300, "", "   ", "北京是中国的首都。", "القاهرة هي عاصمة مصر.", "Москва — столица России.", "🙂👍🏽 ok"]
     for text in SENTENCES + odd:
         assert model.tokenizer.encode("query: " + text) == _plain_viterbi(model.tokenizer, "query: " + text), text
     assert model.tokenizer.unk in model.tokenizer.encode(odd[0])  # the unknown path is exercised
