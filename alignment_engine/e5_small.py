@@ -135,13 +135,12 @@ class Tokenizer:
     def __init__(self, pieces: list[str], scores: np.ndarray, norm: dict[int, str], bos: int, eos: int, pad: int,
                  unk: int) -> None:
         self.pieces = {p: i for i, p in enumerate(pieces) if p and i != unk}
-        self.scores = scores.astype(np.float64)
+        self.scores: list[float] = scores.astype(np.float64).tolist()  # Python floats: read faster than numpy's
         self.norm = norm
         self.bos, self.eos, self.pad, self.unk = bos, eos, pad, unk
         self.unk_score = float(scores.min()) - 10.0
         self.max_piece = max((len(p) for p in pieces), default=1)
         self._lookup: dict[str, int] | None = None  # built on the first encode (:meth:`lookup`)
-        self._score_list: list[float] = self.scores.tolist()  # the same float64 values, read faster than numpy's
 
     def lookup(self) -> dict[str, int]:
         """Every piece -> its id, and every proper prefix of a piece that is no piece itself -> -1: the Viterbi
@@ -175,7 +174,7 @@ class Tokenizer:
         best = [neg] * (n + 1)
         back: list[tuple[int, int]] = [(0, -1)] * (n + 1)
         best[0] = 0.0
-        get, scores = self.lookup().get, self._score_list
+        get, scores = self.lookup().get, self.scores
         unk, unk_score, longest = self.unk, self.unk_score, self.max_piece
         for i in range(n):
             bi = best[i]

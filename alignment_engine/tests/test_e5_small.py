@@ -57,7 +57,7 @@ def test_tokenizer_normalises_collapses_spaces_and_falls_back_to_unknown() -> No
 
 def _plain_viterbi(tok: Tokenizer, text: str) -> list[int]:
     """The tokenizer's path as it was first written: every end up to the longest piece tried at every start (no
-    prefix table), numpy scores; ``encode`` must give the same ids."""
+    prefix table, no early stop); ``encode`` must give the same ids."""
     s = tok.normalise(text)
     n = len(s)
     best = [-math.inf] * (n + 1)
