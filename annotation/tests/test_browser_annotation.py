@@ -165,11 +165,13 @@ def test_researcher_changes_the_pay_on_the_job_page(browser_page, live_server, r
     before = page.locator("#ledger-table tfoot th").last.inner_text()
     page.click("#pay-settings summary")
     page.fill("#pay-settings input[name=pay_per_hour]", "-1")
-    page.click("#pay-settings button[name=save_pay]")
+    with page.expect_navigation():  # the POST's answer, not the page before it
+        page.click("#pay-settings button[name=save_pay]")
     assert page.locator("#pay-settings[open] .error").count() >= 1  # refused, the form stays open with the reason
     assert LabelingJob.objects.get(pk=job.pk).pay_per_hour == Decimal("9.50")
     page.fill("#pay-settings input[name=pay_per_hour]", "19")
-    page.click("#pay-settings button[name=save_pay]")
+    with page.expect_navigation():
+        page.click("#pay-settings button[name=save_pay]")
     page.wait_for_selector(".messages")
     job.refresh_from_db()
     after = page.locator("#ledger-table tfoot th").last.inner_text()
