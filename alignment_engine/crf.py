@@ -220,8 +220,16 @@ def log_partition(
 
     With ``require_null=False`` the label mask may forbid label 0, e.g. to sum over the paths
     that stay inside given gold label sets (a constrained partition function); every real step
-    must still allow at least one label.
+    must still allow at least one label. With transitions that do not change along the sequence (B, L, L) the
+    forward algorithm and its gradient run as compiled loops (:class:`alignment_engine.crf_kernels.ChainLogPartition`,
+    the values of :func:`chain_dp` up to float rounding); per-step transitions go through :func:`chain_dp`.
     """
+    if transitions.dim() == 3 and emissions.device.type == "cpu":
+        from alignment_engine.crf_kernels import ChainLogPartition
+
+        x = _check(emissions, transitions, start, step_mask, label_mask, require_null)
+        emis = x.emissions.masked_fill(~x.label_mask, NEG_INF)
+        return ChainLogPartition.apply(emis, x.transitions, x.start, x.step_mask)
     total, _ = chain_dp(emissions, transitions, semiring="logsumexp", start=start, step_mask=step_mask,
                         label_mask=label_mask, require_null=require_null)
     return total

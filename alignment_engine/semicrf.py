@@ -36,7 +36,7 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
-from alignment_engine.crf import DTYPE, exp_transitions, logsumexp_step, step_maxima
+from alignment_engine.crf import DTYPE, step_maxima
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.encoders import training_threads
 from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_table
@@ -106,33 +106,19 @@ def run_values(rows: list[str], cols: list[str], width: int) -> np.ndarray:
 
 def log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor,
                   null: torch.Tensor | None = None) -> torch.Tensor:
-    """(B,) log of the sum over labellings of exp(score), batched.
+    """(B,) log of the sum over labellings of exp(score), batched, differentiable in ``span``, ``trans`` and ``null``.
 
     ``span`` (B, T, n, W): span ``[a, a + w)`` of step t at ``[:, t, a, w - 1]`` (use :data:`NEG` for
     spans past the end or forbidden); ``trans`` (B, n + 1, n): from the end of the previous non-null span
     (0: none yet) to the next start; ``step_mask`` (B, T) bool, a prefix of real steps; ``null`` (B, T)
-    the null option's score (default 0; NEG forbids it). Equals :func:`alignment_engine.semimarkov.log_partition`."""
+    the null option's score (default 0; NEG forbids it). Equals :func:`alignment_engine.semimarkov.log_partition`;
+    the forward algorithm and its gradient run as compiled loops (:mod:`alignment_engine.crf_kernels`)."""
     b, t, n, width = span.shape
-    if n == 0:
+    if n == 0 or b == 0:
         return span.new_zeros(b)
-    last = span.new_full((b, n + 1), NEG)
-    last[:, 0] = 0.0
-    fast = exp_transitions(trans)  # one matrix product per step instead of n^2 exp
-    # ends[:, i, o]: (B, n + 1) the scores of step i's spans of width w = width - o by their end state e = a + w
-    # (0 where e < w), made once: a step then adds them to the shifted `into` in one operation, not one per width
-    ends = torch.stack([torch.cat([span.new_zeros((b, t, w)), span[:, :, : n - w + 1, w - 1]], dim=2) if w <= n
-                        else span.new_zeros((b, t, n + 1)) for w in range(width, 0, -1)], dim=2)
-    ends_steps = ends.unbind(1)  # per-step views made once (indexing in the loop: a full-size gradient per step)
-    head = span.new_full((b, width), NEG)
-    nulls = None if null is None else null.unbind(1)
-    for i in range(t):
-        into = logsumexp_step(last, *fast)  # (B, n): logsumexp over the previous end of last + trans
-        # window o of the padded `into` is into[e - w] at e (NEG for e < w), w = width - o
-        spans = torch.cat([head, into], dim=1).unfold(1, n + 1, 1) + ends_steps[i]  # (B, width, n + 1)
-        stay = last if nulls is None else last + nulls[i][:, None]
-        new = torch.logsumexp(torch.cat([stay[:, None], spans], dim=1), dim=1)
-        last = torch.where(step_mask[:, i: i + 1], new, last)
-    return torch.logsumexp(last, dim=1)
+    from alignment_engine.crf_kernels import LogPartition  # numba loads with the first forward algorithm
+
+    return LogPartition.apply(span, trans, step_mask, span.new_zeros((b, t)) if null is None else null)
 
 
 def viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor) -> np.ndarray:

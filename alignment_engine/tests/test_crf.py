@@ -224,3 +224,37 @@ def test_logsumexp_step_equals_the_broadcast_logsumexp_with_its_gradients():
     ga_want, gt_want = torch.autograd.grad((want * weights).sum(), (alpha, trans))
     ga_got, gt_got = torch.autograd.grad((got * weights).sum(), (alpha, trans))
     assert torch.allclose(ga_got, ga_want, atol=1e-5) and torch.allclose(gt_got, gt_want, atol=1e-5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(batches(), st.booleans())
+def test_compiled_log_z_and_gradients_equal_the_per_step_tensor_operations(spec, gold_sets):  # type: ignore[no-untyped-def]
+    """log_partition's compiled forward-backward (time-invariant transitions) against chain_dp's per-step tensor
+    operations differentiated by autograd: values and the gradients in emissions, transitions and start, with
+    padded steps, unused labels and (``gold_sets``) the constrained form that may forbid label 0."""
+    b, t_max, l_max, lengths, n_labels, seed, _ = spec
+    g, emis, trans, start, step_mask = random_problem((*spec[:-1], False))
+    label_mask = torch.tensor([[lab < k for lab in range(l_max)] for k in n_labels])[:, None, :].expand(b, t_max, l_max)
+    if gold_sets:  # a random subset of the allowed labels at every step, label 0 where it would be empty
+        label_mask = label_mask & (torch.rand((b, t_max, l_max), generator=g) < 0.5)
+        label_mask = label_mask | (~label_mask.any(dim=2, keepdim=True) & (torch.arange(l_max) == 0))
+    inputs = [x.clone().requires_grad_(True) for x in (emis, trans, start)]
+    weights = torch.linspace(0.5, 2.0, b, dtype=torch.float64)
+    results = []
+    for fn in (crf.log_partition, lambda *a, **k: crf.chain_dp(*a, semiring="logsumexp", **k)[0]):
+        z = fn(inputs[0], inputs[1], start=inputs[2], step_mask=step_mask, label_mask=label_mask,
+               require_null=not gold_sets)
+        grads = torch.autograd.grad((z * weights).sum(), inputs, allow_unused=True)  # one step: no transition
+        results.append((z.detach(), [torch.zeros_like(x) if d is None else d for x, d in zip(inputs, grads, strict=True)]))
+    (z_new, g_new), (z_ref, g_ref) = results
+    assert torch.allclose(z_new, z_ref, rtol=1e-12, atol=1e-10)
+    for mine, ref in zip(g_new, g_ref, strict=True):
+        assert torch.allclose(mine, ref, rtol=1e-9, atol=1e-12)
+
+
+def test_compiled_chain_gradient_passes_gradcheck() -> None:
+    g = torch.Generator().manual_seed(3)
+    emis, trans, start = (torch.randn(shape, generator=g, dtype=torch.float64, requires_grad=True)
+                          for shape in ((3, 5, 4), (3, 4, 4), (3, 4)))
+    mask = torch.tensor([[True] * 5, [True] * 2 + [False] * 3, [False] * 5])
+    assert torch.autograd.gradcheck(lambda e, tr, s: crf.log_partition(e, tr, start=s, step_mask=mask), (emis, trans, start))
