@@ -222,11 +222,12 @@ def log_partition(
     that stay inside given gold label sets (a constrained partition function); every real step
     must still allow at least one label. With transitions that do not change along the sequence (B, L, L) the
     forward algorithm and its gradient run as compiled loops (:class:`alignment_engine.crf_kernels.ChainLogPartition`,
-    the values of :func:`chain_dp` up to float rounding); per-step transitions go through :func:`chain_dp`.
+    the values of :func:`chain_dp` up to float rounding); per-step transitions, a GPU or a Python without numba
+    go through :func:`chain_dp`.
     """
-    if transitions.dim() == 3 and emissions.device.type == "cpu":
-        from alignment_engine.crf_kernels import ChainLogPartition
+    from alignment_engine.crf_kernels import AVAILABLE, ChainLogPartition
 
+    if transitions.dim() == 3 and emissions.device.type == "cpu" and AVAILABLE:
         x = _check(emissions, transitions, start, step_mask, label_mask, require_null)
         emis = x.emissions.masked_fill(~x.label_mask, NEG_INF)
         return ChainLogPartition.apply(emis, x.transitions, x.start, x.step_mask)

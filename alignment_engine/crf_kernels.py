@@ -32,7 +32,16 @@ from typing import Any
 
 import numpy as np
 import torch
-from numba import njit
+
+try:
+    from numba import njit
+
+    AVAILABLE = True
+except ImportError:  # the lent GPU machines' image (scripts/device_kit.py): the tensor formulations run instead
+    AVAILABLE = False
+
+    def njit(**_: Any) -> Any:  # type: ignore[no-redef]
+        return lambda f: f
 
 
 @njit(cache=True)
@@ -225,6 +234,61 @@ def _chain_backward(grad: np.ndarray, mask: np.ndarray, logz: np.ndarray, alpha:
     return g_emis, g_trans, g_start
 
 
+@njit(cache=True)
+def _semi_viterbi(span: np.ndarray, trans: np.ndarray, mask: np.ndarray, neg: float) -> np.ndarray:  # pragma: no cover
+    """The semi-Markov CRF's best labelling per sequence as the (B, T, n) cells of its spans: the max-semiring
+    recurrence of :func:`_forward` and the backtrace. Ties break as the tensor version broke them (the first
+    previous end, then narrower spans first and a span before null, the first final state)."""
+    b_n, t_n, n, width = span.shape
+    out = np.zeros((b_n, t_n, n), dtype=np.bool_)
+    last = np.empty(n + 1)
+    new = np.empty(n + 1)
+    into = np.empty(n)
+    prev_of = np.empty(n, dtype=np.int64)
+    froms = np.zeros((t_n, n + 1), dtype=np.int64)
+    widths = np.zeros((t_n, n + 1), dtype=np.int64)  # width + 1: null
+    for b in range(b_n):
+        last[:] = neg
+        last[0] = 0.0
+        for i in range(t_n):
+            if not mask[b, i]:
+                for e in range(n + 1):
+                    froms[i, e] = e
+                    widths[i, e] = width + 1
+                continue
+            for a in range(n):
+                best = last[0] + trans[b, 0, a]
+                arg = 0
+                for p in range(1, n + 1):
+                    v = last[p] + trans[b, p, a]
+                    if v > best:
+                        best = v
+                        arg = p
+                into[a] = best
+                prev_of[a] = arg
+            for e in range(n + 1):
+                best = -math.inf
+                which = width + 1
+                src = e
+                for w in range(1, min(width, e) + 1):
+                    v = into[e - w] + span[b, i, e - w, w - 1]
+                    if v > best:
+                        best, which, src = v, w, prev_of[e - w]
+                if last[e] > best:
+                    best, which, src = last[e], width + 1, e
+                new[e] = best
+                froms[i, e] = src
+                widths[i, e] = which
+            last[:] = new
+        e = int(np.argmax(last))
+        for i in range(t_n - 1, -1, -1):
+            w = widths[i, e]
+            if w <= width:
+                out[b, i, e - w: e] = True
+                e = froms[i, e]
+    return out
+
+
 def _arrays(*tensors: torch.Tensor) -> list[np.ndarray]:
     return [np.ascontiguousarray(x.detach().cpu().numpy(), dtype=np.float64) for x in tensors]
 
@@ -286,13 +350,24 @@ class LogPartition(torch.autograd.Function):
                 _tensor(g_null, ctx.likes[2], need[3]))
 
 
+def semi_viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor) -> np.ndarray:
+    """(B, T, n) bool: :func:`_semi_viterbi` of the semi-Markov CRF's scores (float64, no gradient)."""
+    from alignment_engine.semicrf import NEG
+
+    span_np, trans_np = _arrays(span, trans)
+    return np.asarray(_semi_viterbi(span_np, trans_np, _mask(step_mask), NEG))
+
+
 def warm() -> None:
     """Compile both loops now (about 10 s on a slow CPU; numba keeps them in ``__pycache__``, so later processes
     load them in a fraction of a second): ``make install`` calls it so that no first ``train`` or ``align`` waits."""
     span = torch.zeros((1, 2, 2, 2), dtype=torch.float64, requires_grad=True)
     trans = torch.zeros((1, 3, 2), dtype=torch.float64, requires_grad=True)
-    LogPartition.apply(span, trans, torch.ones((1, 2), dtype=torch.bool), torch.zeros((1, 2), dtype=torch.float64)
-                       ).sum().backward()
+    mask = torch.ones((1, 2), dtype=torch.bool)
+    LogPartition.apply(span, trans, mask, torch.zeros((1, 2), dtype=torch.float64)).sum().backward()
+    semi_viterbi(span, trans, mask)
+    emis, chain = torch.zeros((1, 2, 2), dtype=torch.float64, requires_grad=True), torch.zeros((1, 2, 2), dtype=torch.float64)
+    ChainLogPartition.apply(emis, chain, torch.zeros((1, 2), dtype=torch.float64), mask).sum().backward()
 
 
 if __name__ == "__main__":

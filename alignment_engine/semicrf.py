@@ -36,7 +36,7 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
-from alignment_engine.crf import DTYPE, step_maxima
+from alignment_engine.crf import DTYPE, exp_transitions, logsumexp_step, step_maxima
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.encoders import training_threads
 from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_table
@@ -116,7 +116,9 @@ def log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tens
     b, t, n, width = span.shape
     if n == 0 or b == 0:
         return span.new_zeros(b)
-    from alignment_engine.crf_kernels import LogPartition  # numba loads with the first forward algorithm
+    if not compiled(span):
+        return _tensor_log_partition(span, trans, step_mask, null)
+    from alignment_engine.crf_kernels import LogPartition
 
     return LogPartition.apply(span, trans, step_mask, span.new_zeros((b, t)) if null is None else null)
 
@@ -124,10 +126,58 @@ def log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tens
 def viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor) -> np.ndarray:
     """(B, T, n) bool: every sequence's best labelling as the cells of its spans, batched.
 
-    The max-semiring version of :func:`log_partition` (same arguments; float64, no gradient), one tensor
-    step per sentence for the whole batch and the backtrace in numpy. Ties break as in
-    :func:`alignment_engine.semimarkov.viterbi` (narrower spans first, a span before null, the first
-    previous state), so both give the same labelling (tested)."""
+    The max-semiring version of :func:`log_partition` (same arguments; float64, no gradient), compiled with its
+    backtrace (:func:`alignment_engine.crf_kernels.semi_viterbi`). Ties break as in
+    :func:`alignment_engine.semimarkov.viterbi` (narrower spans first, a span before null, the first previous
+    state), so both give the same labelling (tested)."""
+    b, t, n, width = span.shape
+    if n == 0 or b == 0:
+        return np.zeros((b, t, n), dtype=bool)
+    if not compiled(span):
+        return _tensor_viterbi(span, trans, step_mask)
+    from alignment_engine.crf_kernels import semi_viterbi
+
+    return semi_viterbi(span.detach(), trans.detach(), step_mask)
+
+
+def compiled(x: torch.Tensor) -> bool:
+    """Whether the dynamic programs on ``x`` run as compiled loops: on the CPU where numba imports (it is in
+    requirements.txt; the lent GPU machines' image lacks it)."""
+    from alignment_engine.crf_kernels import AVAILABLE
+
+    return x.device.type == "cpu" and AVAILABLE
+
+
+def _tensor_log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor,
+                  null: torch.Tensor | None = None) -> torch.Tensor:
+    """:func:`log_partition` as tensor operations per step, differentiated by autograd: the path off the CPU (a GPU)
+    or without numba (the lent GPU machines' image), and the reference the compiled loops are tested against."""
+    b, t, n, width = span.shape
+    if n == 0:
+        return span.new_zeros(b)
+    last = span.new_full((b, n + 1), NEG)
+    last[:, 0] = 0.0
+    fast = exp_transitions(trans)  # one matrix product per step instead of n^2 exp
+    # ends[:, i, o]: (B, n + 1) the scores of step i's spans of width w = width - o by their end state e = a + w
+    # (0 where e < w), made once: a step then adds them to the shifted `into` in one operation, not one per width
+    ends = torch.stack([torch.cat([span.new_zeros((b, t, w)), span[:, :, : n - w + 1, w - 1]], dim=2) if w <= n
+                        else span.new_zeros((b, t, n + 1)) for w in range(width, 0, -1)], dim=2)
+    ends_steps = ends.unbind(1)  # per-step views made once (indexing in the loop: a full-size gradient per step)
+    head = span.new_full((b, width), NEG)
+    nulls = None if null is None else null.unbind(1)
+    for i in range(t):
+        into = logsumexp_step(last, *fast)  # (B, n): logsumexp over the previous end of last + trans
+        # window o of the padded `into` is into[e - w] at e (NEG for e < w), w = width - o
+        spans = torch.cat([head, into], dim=1).unfold(1, n + 1, 1) + ends_steps[i]  # (B, width, n + 1)
+        stay = last if nulls is None else last + nulls[i][:, None]
+        new = torch.logsumexp(torch.cat([stay[:, None], spans], dim=1), dim=1)
+        last = torch.where(step_mask[:, i: i + 1], new, last)
+    return torch.logsumexp(last, dim=1)
+
+
+def _tensor_viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor) -> np.ndarray:
+    """:func:`viterbi` as tensor operations per step and a numpy backtrace (off the CPU or without numba, as
+    :func:`_tensor_log_partition`)."""
     b, t, n, width = span.shape
     out = np.zeros((b, t, n), dtype=bool)
     if n == 0 or b == 0:

@@ -7,7 +7,16 @@ import pytest
 import torch
 
 from alignment_engine import semimarkov
-from alignment_engine.semicrf import NEG, cell_marginals, gold_options, log_partition, run_values, viterbi
+from alignment_engine.semicrf import (
+    NEG,
+    _tensor_log_partition,
+    _tensor_viterbi,
+    cell_marginals,
+    gold_options,
+    log_partition,
+    run_values,
+    viterbi,
+)
 from alignment_engine.tests.test_semimarkov import _labellings, _score  # every labelling of a tiny sequence, a score
 
 
@@ -206,28 +215,6 @@ def test_forward_with_runs_wider_than_the_row_matches_brute_force() -> None:
         assert np.isclose(float(got[0]), brute, atol=1e-9)
 
 
-def _torch_log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor,
-                          null: torch.Tensor | None = None) -> torch.Tensor:
-    """The forward algorithm as tensor operations per step, differentiated by autograd: how
-    :func:`log_partition` computed it before its compiled loops (crf_kernels), kept as the reference."""
-    from alignment_engine.crf import exp_transitions, logsumexp_step
-
-    b, t, n, width = span.shape
-    last = span.new_full((b, n + 1), NEG)
-    last[:, 0] = 0.0
-    fast = exp_transitions(trans)
-    ends = torch.stack([torch.cat([span.new_zeros((b, t, w)), span[:, :, : n - w + 1, w - 1]], dim=2) if w <= n
-                        else span.new_zeros((b, t, n + 1)) for w in range(width, 0, -1)], dim=2)
-    head = span.new_full((b, width), NEG)
-    for i in range(t):
-        into = logsumexp_step(last, *fast)
-        spans = torch.cat([head, into], dim=1).unfold(1, n + 1, 1) + ends[:, i]
-        stay = last if null is None else last + null[:, i, None]
-        new = torch.logsumexp(torch.cat([stay[:, None], spans], dim=1), dim=1)
-        last = torch.where(step_mask[:, i: i + 1], new, last)
-    return torch.logsumexp(last, dim=1)
-
-
 def _random_batch(seed: int, sizes: list[tuple[int, int]], width: int, forbid: float = 0.0) -> tuple:
     """A padded batch of random span scores (NEG past each sequence's end and, with ``forbid``, on that share of
     the spans, as the gold restriction does), transitions, step mask and null scores (some NEG), all float64."""
@@ -251,13 +238,13 @@ def _random_batch(seed: int, sizes: list[tuple[int, int]], width: int, forbid: f
 @pytest.mark.parametrize("forbid", [0.0, 0.6])
 def test_compiled_forward_and_gradients_equal_the_tensor_formulation(forbid: float) -> None:
     """log Z and its gradients in the span scores, the transitions and the null scores (forward-backward, compiled)
-    equal autograd through the per-step tensor operations, on padded batches with masked steps, forbidden spans
-    and forbidden nulls."""
+    equal autograd through the per-step tensor operations (the path off the CPU), on padded batches with masked
+    steps, forbidden spans and forbidden nulls; both Viterbi paths give the same labellings."""
     for seed, width in ((0, 3), (1, 6), (2, 1)):
         inputs = _random_batch(seed, [(7, 5), (3, 9), (9, 2), (1, 1)], width, forbid)
         grads = []
         values = []
-        for fn in (log_partition, _torch_log_partition):
+        for fn in (log_partition, _tensor_log_partition):
             z = fn(*inputs)
             values.append(z.detach())
             weights = torch.linspace(0.5, 2.0, z.shape[0], dtype=z.dtype)  # an upstream gradient other than ones
@@ -269,6 +256,9 @@ def test_compiled_forward_and_gradients_equal_the_tensor_formulation(forbid: flo
         assert torch.allclose(values[0][possible], values[1][possible], rtol=1e-12, atol=1e-9)
         for mine, ref in zip(*grads, strict=True):
             assert torch.allclose(mine[possible], ref[possible], rtol=1e-9, atol=1e-12)
+        if not forbid:  # (a forbidden-only sequence has no best labelling to compare)
+            span, trans, mask = inputs[0].detach(), inputs[1].detach(), inputs[2]
+            assert np.array_equal(viterbi(span, trans, mask), _tensor_viterbi(span, trans, mask))
 
 
 def test_compiled_gradient_passes_gradcheck() -> None:
