@@ -327,16 +327,15 @@ class ChainLogPartition(torch.autograd.Function):
 
 class LogPartition(torch.autograd.Function):
     """``log Z`` per sequence (B,) of the semi-Markov CRF: (span (B, T, n, W), trans (B, n + 1, n), step_mask (B, T),
-    null (B, T)), with the gradient of the forward-backward algorithm (module docstring)."""
+    null (B, T), ``neg`` the score of a state not reached yet), with the gradient of the forward-backward algorithm
+    (module docstring)."""
 
     @staticmethod
     def forward(ctx: Any, span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor,
-                null: torch.Tensor) -> torch.Tensor:
-        from alignment_engine.semicrf import NEG
-
+                null: torch.Tensor, neg: float) -> torch.Tensor:
         span_np, trans_np, null_np = _arrays(span, trans, null)
         mask = _mask(step_mask)
-        logz, *saved = _forward(span_np, trans_np, mask, null_np, NEG)
+        logz, *saved = _forward(span_np, trans_np, mask, null_np, neg)
         ctx.arrays = (span_np, mask, null_np, logz, *saved)
         ctx.likes = [(x.dtype, x.device) for x in (span, trans, null)]
         return torch.from_numpy(logz).to(dtype=span.dtype, device=span.device)
@@ -347,15 +346,14 @@ class LogPartition(torch.autograd.Function):
         g_span, g_trans, g_null = _backward(_arrays(grad)[0], *ctx.arrays)
         need = ctx.needs_input_grad
         return (_tensor(g_span, ctx.likes[0], need[0]), _tensor(g_trans, ctx.likes[1], need[1]), None,
-                _tensor(g_null, ctx.likes[2], need[3]))
+                _tensor(g_null, ctx.likes[2], need[3]), None)
 
 
-def semi_viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor) -> np.ndarray:
-    """(B, T, n) bool: :func:`_semi_viterbi` of the semi-Markov CRF's scores (float64, no gradient)."""
-    from alignment_engine.semicrf import NEG
-
+def semi_viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor, neg: float) -> np.ndarray:
+    """(B, T, n) bool: :func:`_semi_viterbi` of the semi-Markov CRF's scores (float64, no gradient; ``neg`` as for
+    :class:`LogPartition`)."""
     span_np, trans_np = _arrays(span, trans)
-    return np.asarray(_semi_viterbi(span_np, trans_np, _mask(step_mask), NEG))
+    return np.asarray(_semi_viterbi(span_np, trans_np, _mask(step_mask), neg))
 
 
 def warm() -> None:
@@ -364,8 +362,8 @@ def warm() -> None:
     span = torch.zeros((1, 2, 2, 2), dtype=torch.float64, requires_grad=True)
     trans = torch.zeros((1, 3, 2), dtype=torch.float64, requires_grad=True)
     mask = torch.ones((1, 2), dtype=torch.bool)
-    LogPartition.apply(span, trans, mask, torch.zeros((1, 2), dtype=torch.float64)).sum().backward()
-    semi_viterbi(span, trans, mask)
+    LogPartition.apply(span, trans, mask, torch.zeros((1, 2), dtype=torch.float64), -1e9).sum().backward()
+    semi_viterbi(span, trans, mask, -1e9)
     emis, chain = torch.zeros((1, 2, 2), dtype=torch.float64, requires_grad=True), torch.zeros((1, 2, 2), dtype=torch.float64)
     ChainLogPartition.apply(emis, chain, torch.zeros((1, 2), dtype=torch.float64), mask).sum().backward()
 

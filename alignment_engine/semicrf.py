@@ -120,7 +120,7 @@ def log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tens
         return _tensor_log_partition(span, trans, step_mask, null)
     from alignment_engine.crf_kernels import LogPartition
 
-    return LogPartition.apply(span, trans, step_mask, span.new_zeros((b, t)) if null is None else null)
+    return LogPartition.apply(span, trans, step_mask, span.new_zeros((b, t)) if null is None else null, NEG)
 
 
 def viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor) -> np.ndarray:
@@ -137,7 +137,7 @@ def viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor) ->
         return _tensor_viterbi(span, trans, step_mask)
     from alignment_engine.crf_kernels import semi_viterbi
 
-    return semi_viterbi(span.detach(), trans.detach(), step_mask)
+    return semi_viterbi(span.detach(), trans.detach(), step_mask, NEG)
 
 
 def compiled(x: torch.Tensor) -> bool:
