@@ -225,9 +225,9 @@ def log_partition(
     the values of :func:`chain_dp` up to float rounding); per-step transitions, a GPU or a Python without numba
     go through :func:`chain_dp`.
     """
-    from alignment_engine.crf_kernels import AVAILABLE, ChainLogPartition
+    from alignment_engine.crf_kernels import ChainLogPartition, compiled_for
 
-    if transitions.dim() == 3 and emissions.device.type == "cpu" and AVAILABLE:
+    if transitions.dim() == 3 and compiled_for(emissions):
         x = _check(emissions, transitions, start, step_mask, label_mask, require_null)
         emis = x.emissions.masked_fill(~x.label_mask, NEG_INF)
         return ChainLogPartition.apply(emis, x.transitions, x.start, x.step_mask)

@@ -289,6 +289,12 @@ def _semi_viterbi(span: np.ndarray, trans: np.ndarray, mask: np.ndarray, neg: fl
     return out
 
 
+def compiled_for(x: torch.Tensor) -> bool:
+    """Whether the dynamic programs on ``x`` run as these compiled loops: on the CPU where numba imports (it is in
+    requirements.txt; the lent GPU machines' image lacks it). Elsewhere the tensor formulations run."""
+    return x.device.type == "cpu" and AVAILABLE
+
+
 def _arrays(*tensors: torch.Tensor) -> list[np.ndarray]:
     return [np.ascontiguousarray(x.detach().cpu().numpy(), dtype=np.float64) for x in tensors]
 

@@ -116,10 +116,10 @@ def log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tens
     b, t, n, width = span.shape
     if n == 0 or b == 0:
         return span.new_zeros(b)
-    if not compiled(span):
-        return _tensor_log_partition(span, trans, step_mask, null)
-    from alignment_engine.crf_kernels import LogPartition
+    from alignment_engine.crf_kernels import LogPartition, compiled_for
 
+    if not compiled_for(span):
+        return _tensor_log_partition(span, trans, step_mask, null)
     return LogPartition.apply(span, trans, step_mask, span.new_zeros((b, t)) if null is None else null, NEG)
 
 
@@ -133,23 +133,15 @@ def viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor) ->
     b, t, n, width = span.shape
     if n == 0 or b == 0:
         return np.zeros((b, t, n), dtype=bool)
-    if not compiled(span):
-        return _tensor_viterbi(span, trans, step_mask)
-    from alignment_engine.crf_kernels import semi_viterbi
+    from alignment_engine.crf_kernels import compiled_for, semi_viterbi
 
+    if not compiled_for(span):
+        return _tensor_viterbi(span, trans, step_mask)
     return semi_viterbi(span.detach(), trans.detach(), step_mask, NEG)
 
 
-def compiled(x: torch.Tensor) -> bool:
-    """Whether the dynamic programs on ``x`` run as compiled loops: on the CPU where numba imports (it is in
-    requirements.txt; the lent GPU machines' image lacks it)."""
-    from alignment_engine.crf_kernels import AVAILABLE
-
-    return x.device.type == "cpu" and AVAILABLE
-
-
 def _tensor_log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tensor,
-                  null: torch.Tensor | None = None) -> torch.Tensor:
+                          null: torch.Tensor | None = None) -> torch.Tensor:
     """:func:`log_partition` as tensor operations per step, differentiated by autograd: the path off the CPU (a GPU)
     or without numba (the lent GPU machines' image), and the reference the compiled loops are tested against."""
     b, t, n, width = span.shape

@@ -361,3 +361,13 @@ def test_the_likelihood_runs_both_forward_algorithms_in_one_batch_with_the_same_
         (ll_a, g_a), (ll_b, g_b) = results
         assert (ll_a < 0).all() and torch.equal(ll_a, ll_b)
         assert all(torch.equal(x, y) for x, y in zip(g_a, g_b, strict=True))
+
+
+def test_the_compiled_loops_run_on_the_cpu_only() -> None:
+    """numba's loops take CPU arrays; a tensor elsewhere (a GPU, here the meta device) goes through the tensor
+    formulations, as in a Python without numba."""
+    from alignment_engine import crf_kernels
+
+    assert crf_kernels.AVAILABLE  # numba is in requirements.txt
+    assert crf_kernels.compiled_for(torch.zeros(1))
+    assert not crf_kernels.compiled_for(torch.zeros(1, device="meta"))
