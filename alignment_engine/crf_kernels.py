@@ -1,4 +1,5 @@
-"""Both CRFs' forward algorithms and their gradients as compiled loops (numba), one sequence at a time.
+"""Both CRFs' forward algorithms and their gradients, and the semi-Markov CRF's Viterbi, as compiled loops (numba),
+one sequence at a time.
 
 The forward algorithms ran as small tensor operations per step of a batch (about 15 per step for the semi-Markov
 CRF, 8 for the first-order one) and autograd as many again backwards: with (B, L) vectors the operations' fixed
