@@ -11,7 +11,7 @@ $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
-	$(PY) -m alignment_engine.crf_kernels  # compiles the semi-Markov CRF's loops once (numba's cache)
+	$(PY) -m alignment_engine.crf_kernels  # compiles both CRFs' loops once (numba's cache)
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 install: $(STAMP)

@@ -364,8 +364,9 @@ def semi_viterbi(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tenso
 
 
 def warm() -> None:
-    """Compile both loops now (about 10 s on a slow CPU; numba keeps them in ``__pycache__``, so later processes
-    load them in a fraction of a second): ``make install`` calls it so that no first ``train`` or ``align`` waits."""
+    """Compile every loop of this module now (10-16 s on a slow CPU; numba keeps them in ``__pycache__``, so later
+    processes load them in a fraction of a second): ``make install`` calls it so that no first ``train`` or ``align``
+    waits."""
     span = torch.zeros((1, 2, 2, 2), dtype=torch.float64, requires_grad=True)
     trans = torch.zeros((1, 3, 2), dtype=torch.float64, requires_grad=True)
     mask = torch.ones((1, 2), dtype=torch.bool)

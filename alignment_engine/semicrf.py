@@ -19,7 +19,8 @@ Scores (``S`` the step's sentence, ``R = [a, a + w)`` a run of the other side):
   position is remembered across them); the first span: the start network of its start.
 
 This is the dynamic program of :mod:`alignment_engine.semimarkov` (state: end of the last non-null span):
-:func:`log_partition` is its torch version (batched, masked; tested against the numpy one, which is
+:func:`log_partition` is its batched, masked, differentiable version (compiled loops on the CPU,
+:mod:`alignment_engine.crf_kernels`; tensor operations elsewhere; tested against the numpy one, which is
 tested against brute force), the gold score is the same program with every step restricted to its gold
 options, and cell marginals ``P(j in span of step t)`` come from the gradient of log Z with respect to
 the span scores; :func:`viterbi` is the batched max-semiring version (it gives the labellings of
@@ -418,7 +419,7 @@ def batch_log_likelihood(scorer: SpanScorer, batch: SpanBatch) -> torch.Tensor:
     b = span.shape[0]
     gold_span = torch.where(batch.gold_span, span, torch.full_like(span, NEG))
     gold_null = torch.where(batch.gold_null, torch.zeros_like(span[..., 0, 0]), torch.full_like(span[..., 0, 0], NEG))
-    # both forward algorithms in one batch: each step's operations run once for both (the loop is what costs)
+    # both forward algorithms in one batch: the tensor formulation (a GPU) runs each step's operations once for both
     both = log_partition(torch.cat([span, gold_span]), torch.cat([trans, trans]), torch.cat([batch.step_mask] * 2),
                          torch.cat([torch.zeros_like(gold_null), gold_null]))
     return both[b:] - both[:b]

@@ -363,11 +363,23 @@ def test_the_likelihood_runs_both_forward_algorithms_in_one_batch_with_the_same_
         assert all(torch.equal(x, y) for x, y in zip(g_a, g_b, strict=True))
 
 
-def test_the_compiled_loops_run_on_the_cpu_only() -> None:
+def test_the_compiled_loops_run_on_the_cpu_only_and_the_tensor_formulations_elsewhere(monkeypatch) -> None:
     """numba's loops take CPU arrays; a tensor elsewhere (a GPU, here the meta device) goes through the tensor
-    formulations, as in a Python without numba."""
-    from alignment_engine import crf_kernels
+    formulations, as does every tensor in a Python without numba: both CRFs' log Z dispatch on it, with equal values."""
+    from alignment_engine import crf, crf_kernels
 
     assert crf_kernels.AVAILABLE  # numba is in requirements.txt
     assert crf_kernels.compiled_for(torch.zeros(1))
     assert not crf_kernels.compiled_for(torch.zeros(1, device="meta"))
+    span, trans, mask, null = _random_batch(7, [(4, 3), (2, 2)], 2)
+    emis = torch.randn((2, 4, 3), dtype=torch.float64, requires_grad=True)
+    results = []
+    for available in (True, False):
+        monkeypatch.setattr(crf_kernels, "AVAILABLE", available)
+        z_semi, z_chain = log_partition(span, trans, mask, null), crf.log_partition(emis, trans[:, 1:], step_mask=mask)
+        results.append((z_semi.detach(), z_chain.detach(), viterbi(span.detach(), trans.detach(), mask)))
+        names = {type(z_semi.grad_fn).__name__, type(z_chain.grad_fn).__name__}
+        assert (names == {"LogPartitionBackward", "ChainLogPartitionBackward"}) == available, names
+    (semi_a, chain_a, vit_a), (semi_b, chain_b, vit_b) = results
+    assert torch.allclose(semi_a, semi_b, rtol=1e-12) and torch.allclose(chain_a, chain_b, rtol=1e-12)
+    assert np.array_equal(vit_a, vit_b)
