@@ -100,8 +100,19 @@ def step_maxima(feats: torch.Tensor, cells: torch.Tensor) -> torch.Tensor:
     b, t, n, f = feats.shape
     if n == 0:
         return feats.new_zeros((b, t, f))
+    if bool(cells.all()):  # every cell real (one unpadded sequence): no masked copy of all the features
+        return feats.max(dim=2).values
     row_max = feats.masked_fill(~cells[..., None], -1e4).max(dim=2).values
     return torch.where(cells.any(dim=2, keepdim=True), row_max, torch.zeros_like(row_max))
+
+
+def masked_rows(feats: torch.Tensor, cells: torch.Tensor) -> torch.Tensor:
+    """(N, F) the features of the cells ``cells`` (B, T, n) of ``feats`` (B, T, n, F), in the order of ``cells``' True
+    entries: ``feats[cells]``, which copies them; a view of ``feats`` when every cell is real (one unpadded
+    sequence, whose cells would otherwise be held twice: hundreds of MB for a long document)."""
+    if bool(cells.all()) and feats.is_contiguous():
+        return feats.reshape(-1, feats.shape[-1])
+    return feats[cells]
 
 
 def exp_transitions(transitions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -238,7 +238,8 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
     t = max(len(s.rows) for s in seqs)
     lab = max(len(s.cols) for s in seqs) + 1
     f = seqs[0].feats.shape[-1]
-    feats = np.zeros((b, t, lab - 1, f), dtype=np.float32)
+    # one sequence (a long document has its batch to itself) needs no padded float32 copy of its cells
+    feats = None if b == 1 else np.zeros((b, t, lab - 1, f), dtype=np.float32)
     label_mask = np.zeros((b, t, lab), dtype=bool)
     label_mask[:, :, 0] = True
     step_mask = np.zeros((b, t), dtype=bool)
@@ -248,7 +249,8 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
     gold_sets[:, :, 0] = True
     for i, s in enumerate(seqs):
         tt, ll = len(s.rows), len(s.cols)
-        feats[i, :tt, :ll] = s.feats
+        if feats is not None:
+            feats[i, :tt, :ll] = s.feats
         label_mask[i, :tt, 1 : ll + 1] = s.allowed
         step_mask[i, :tt] = True
         n_labels[i] = ll + 1
@@ -256,7 +258,9 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
             gold[i, :tt] = s.gold
         if s.gold_sets is not None:
             gold_sets[i, :tt, : ll + 1] = s.gold_sets
-    feats_t = torch.from_numpy(feats).to(device=device, dtype=crf.DTYPE)
+    single = seqs[0].feats[None].astype(np.float32, copy=False) if feats is None else feats
+    feats_t = torch.from_numpy(single).to(device=device, dtype=crf.DTYPE)
+    del feats, single  # the float32 copy: a long document's cells hold hundreds of MB (docs/engine-results.md, Round 26)
     label_t = torch.from_numpy(label_mask).to(device)
     allowed = label_t[:, :, 1:]
     return Batch(
@@ -267,7 +271,7 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
         gold=torch.from_numpy(gold).to(device),
         gold_sets=torch.from_numpy(gold_sets).to(device),
         partial=torch.tensor([s.partial for s in seqs], dtype=torch.bool, device=device),
-        cells=feats_t[allowed],
+        cells=crf.masked_rows(feats_t, allowed),
         row_max=crf.step_maxima(feats_t, allowed),
     )
 
@@ -739,8 +743,8 @@ def doc_cell_features(doc: DocData, dec: Decoded, para_prob: np.ndarray | None,
         spans = span_features(s_words, c_words, np.maximum(dec.forward_marginals, dec.reverse_marginals))
     feats = stack_features(dec.forward_marginals, dec.reverse_marginals, dec.forward, dec.reverse, doc.lex, cells,
                            spans)
-    if dec.extra is not None:
-        feats = np.concatenate([feats, dec.extra.astype(np.float32)], axis=-1)
+    if dec.extra is not None:  # the candidates' rows only (not every cell's: Round 26)
+        return np.concatenate([feats[mask], dec.extra[mask].astype(np.float32)], axis=-1), mask
     return feats[mask], mask
 
 

@@ -26,7 +26,7 @@ the CRF was not trained on, as at inference.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,23 +177,30 @@ def cell_features(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, 
     mf, mr = forward_marginals.astype(np.float64), reverse_marginals.astype(np.float64)
     vf, vr = forward.astype(np.float64), reverse.astype(np.float64)
     mx = np.maximum(mf, mr)
-    chans = [
-        mf, mr, mx, np.minimum(mf, mr), vf, vr,
-        _shift(mf, -1, 0), _shift(mf, 1, 0), _shift(mr, 0, -1), _shift(mr, 0, 1),
-        _shift(mx, -1, 0), _shift(mx, 1, 0), _shift(mx, 0, -1), _shift(mx, 0, 1), _shift(mx, -1, -1), _shift(mx, 1, 1),
-        _shift(vf, -1, 0), _shift(vf, 1, 0), _shift(vr, 0, -1), _shift(vr, 0, 1),
-        np.broadcast_to(mf.sum(axis=1, keepdims=True), mf.shape), np.broadcast_to(mr.sum(axis=0, keepdims=True), mf.shape),
-        1.0 / (1.0 + _rank(mx, 1)), 1.0 / (1.0 + _rank(mx, 0)),
+    chans: list[Callable[[], np.ndarray]] = [
+        lambda: mf, lambda: mr, lambda: mx, lambda: np.minimum(mf, mr), lambda: vf, lambda: vr,
+        lambda: _shift(mf, -1, 0), lambda: _shift(mf, 1, 0), lambda: _shift(mr, 0, -1), lambda: _shift(mr, 0, 1),
+        lambda: _shift(mx, -1, 0), lambda: _shift(mx, 1, 0), lambda: _shift(mx, 0, -1), lambda: _shift(mx, 0, 1),
+        lambda: _shift(mx, -1, -1), lambda: _shift(mx, 1, 1),
+        lambda: _shift(vf, -1, 0), lambda: _shift(vf, 1, 0), lambda: _shift(vr, 0, -1), lambda: _shift(vr, 0, 1),
+        lambda: mf.sum(axis=1, keepdims=True), lambda: mr.sum(axis=0, keepdims=True),
+        lambda: 1.0 / (1.0 + _rank(mx, 1)), lambda: 1.0 / (1.0 + _rank(mx, 0)),
     ]
-    stack = np.stack(chans, axis=-1)
-    parts = [stack, lex.astype(np.float64)]
     if para_prob is not None:
         p = para_prob.astype(np.float64)
-        gap = p - (p.max(axis=1, keepdims=True) if p.size else p)
-        parts.append(np.stack([p, gap], axis=-1))
+        chans += [lambda: p, lambda: p - (p.max(axis=1, keepdims=True) if p.size else p)]
+    n_lex, n_span = lex.shape[-1], 0 if span is None else span.shape[-1]
+    # written channel by channel into the float32 result (the float64 values rounded once, as a float64 stack
+    # cast at the end would): a long document's cells never exist as a whole float64 stack (Round 26)
+    out = np.empty((*mf.shape, len(chans) + n_lex + n_span), dtype=np.float32)
+    for k, chan in enumerate(chans[:24]):
+        out[..., k] = chan()
+    out[..., 24 : 24 + n_lex] = lex
+    for k, chan in enumerate(chans[24:]):
+        out[..., 24 + n_lex + k] = chan()
     if span is not None:
-        parts.append(span.astype(np.float64))
-    return np.concatenate(parts, axis=-1).astype(np.float32)
+        out[..., out.shape[-1] - n_span :] = span
+    return out
 
 
 def extra_channels(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, forward: np.ndarray,

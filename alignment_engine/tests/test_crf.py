@@ -258,3 +258,21 @@ def test_compiled_chain_gradient_passes_gradcheck() -> None:
                           for shape in ((3, 5, 4), (3, 4, 4), (3, 4)))
     mask = torch.tensor([[True] * 5, [True] * 2 + [False] * 3, [False] * 5])
     assert torch.autograd.gradcheck(lambda e, tr, s: crf.log_partition(e, tr, start=s, step_mask=mask), (emis, trans, start))
+
+
+@pytest.mark.parametrize("all_real", [True, False])
+def test_masked_rows_and_step_maxima_without_copies_equal_the_masked_forms(all_real: bool) -> None:
+    """With every cell real (a batch of one unpadded sequence) the cells' rows are a view of the features and the
+    steps' maxima skip the masked copy (Round 26): the same values as the masked forms."""
+    gen = torch.Generator().manual_seed(3)
+    feats = torch.randn(2, 4, 5, 3, generator=gen, dtype=torch.float64) * 10
+    cells = torch.ones(2, 4, 5, dtype=torch.bool)
+    if not all_real:
+        cells[1, 2:] = False
+        cells[0, 1, 3:] = False
+    rows = crf.masked_rows(feats, cells)
+    assert torch.equal(rows, feats[cells])
+    assert (rows.data_ptr() == feats.data_ptr()) == all_real
+    masked = feats.masked_fill(~cells[..., None], -1e4).max(dim=2).values
+    want = torch.where(cells.any(dim=2, keepdim=True), masked, torch.zeros_like(masked))
+    assert torch.equal(crf.step_maxima(feats, cells), want)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from alignment_engine.paragraph_model import PARAGRAPH_FEATURES, cell_paragraph_values, paragraph_features
-from alignment_engine.stacking import DIRECTIONAL, candidates, cell_feature_names, cell_features, closure
+from alignment_engine.stacking import DIRECTIONAL, _rank, _shift, candidates, cell_feature_names, cell_features, closure
 
 
 def test_closure_completes_m_to_n_groups_only():
@@ -130,3 +130,43 @@ def test_average_decodings_averages_marginals_and_votes_paths():
     assert three.forward.tolist() == [[False, True]] and three.reverse.tolist() == [[False, False]]
     np.testing.assert_allclose(three.reverse_marginals, [[0.2, 0.2]], rtol=1e-6)
     assert three.forward_marginals.dtype == np.float32
+
+
+def _stacked_cell_features(mf, mr, vf, vr, lex, para, span):  # type: ignore[no-untyped-def]
+    """cell_features as it was written before Round 26: every channel in float64, stacked, cast at the end."""
+    mf, mr, vf, vr = (a.astype(np.float64) for a in (mf, mr, vf, vr))
+    mx = np.maximum(mf, mr)
+    chans = [
+        mf, mr, mx, np.minimum(mf, mr), vf, vr,
+        _shift(mf, -1, 0), _shift(mf, 1, 0), _shift(mr, 0, -1), _shift(mr, 0, 1),
+        _shift(mx, -1, 0), _shift(mx, 1, 0), _shift(mx, 0, -1), _shift(mx, 0, 1), _shift(mx, -1, -1), _shift(mx, 1, 1),
+        _shift(vf, -1, 0), _shift(vf, 1, 0), _shift(vr, 0, -1), _shift(vr, 0, 1),
+        np.broadcast_to(mf.sum(axis=1, keepdims=True), mf.shape), np.broadcast_to(mr.sum(axis=0, keepdims=True), mf.shape),
+        1.0 / (1.0 + _rank(mx, 1)), 1.0 / (1.0 + _rank(mx, 0)),
+    ]
+    parts = [np.stack(chans, axis=-1), lex.astype(np.float64)]
+    if para is not None:
+        p = para.astype(np.float64)
+        parts.append(np.stack([p, p - (p.max(axis=1, keepdims=True) if p.size else p)], axis=-1))
+    if span is not None:
+        parts.append(span.astype(np.float64))
+    return np.concatenate(parts, axis=-1).astype(np.float32)
+
+
+def test_cell_features_written_channel_by_channel_equal_the_stacked_float64_form():
+    """Round 26 writes each channel into the float32 result instead of stacking every channel in float64 first (a
+    long document's stack was 1.5 GB): the same bits, with and without the paragraph and span channels."""
+    rng = np.random.default_rng(5)
+    for m, n in ((7, 9), (1, 4), (0, 3)):
+        mf, mr = rng.random((m, n)).astype(np.float32), rng.random((m, n)).astype(np.float32)
+        vf, vr = mf > 0.6, mr > 0.7
+        lex = rng.normal(size=(m, n, 5)).astype(np.float32)
+        lex64 = rng.normal(size=(m, n, 2))  # float64 channels are rounded once, as the cast of the stack did
+        para, span = rng.random((m, n)), rng.random((m, n, 6))
+        for lx in (lex, lex64):
+            for p in (None, para):
+                for sp in (None, span):
+                    got = cell_features(mf, mr, vf, vr, lx, p, sp)
+                    want = _stacked_cell_features(mf, mr, vf, vr, lx, p, sp)
+                    assert got.dtype == want.dtype == np.float32 and got.shape == want.shape
+                    np.testing.assert_array_equal(got, want)

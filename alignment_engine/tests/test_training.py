@@ -769,3 +769,40 @@ def test_the_refit_fine_tunes_its_own_encoder_and_scores_with_it(tmp_path):
     weights, weights_both = _crf_weights(refit), _crf_weights(both)
     assert all(torch.equal(weights[k], weights_both[k]) for k in weights)
     assert json.loads((refit / "encoder_scores.json").read_text()) == json.loads((both / "encoder_scores.json").read_text())
+
+
+def test_a_batch_of_one_sequence_has_the_values_of_a_padded_batch_without_its_copies():
+    """A long document is the only sequence of its decoding batch: both CRFs' collates then skip the padded float32
+    copy of its cells and hand the emission network a view of the features instead of a copy (Round 26). The values
+    are those the same sequence gets in a padded batch, bit for bit."""
+    import torch
+
+    from alignment_engine import semicrf
+    from alignment_engine.crf_aligner import build_sequences, collate
+
+    cpu = torch.device("cpu")
+    cfg = CRFConfig().with_options(**FAST)
+    docs, mean, scale, mats = _prepared(*_tiny(), cfg)
+    seqs = sorted(build_sequences(docs, "s2c", cfg, mean, scale, mats), key=lambda s: -len(s.rows) * len(s.cols))
+    big, small = seqs[0], seqs[-1]
+    assert (len(small.rows), len(small.cols)) < (len(big.rows), len(big.cols))  # the pair's batch pads the small one
+    one, both = collate([big], cpu), collate([big, small], cpu)
+    t, n = len(big.rows), len(big.cols)
+    assert one.feats.shape == (1, t, n, big.feats.shape[-1])
+    assert torch.equal(one.feats[0], both.feats[0, :t, :n])
+    assert torch.equal(one.cells, both.feats[0, :t, :n][torch.from_numpy(big.allowed)])
+    assert torch.equal(one.row_max[0], both.row_max[0, :t])
+    assert big.allowed.all()  # whole documents: every cell is a label
+    assert one.cells.data_ptr() == one.feats.data_ptr()  # a view, not a second copy
+
+    spans = semicrf.build_span_sequences(docs, "s2c", cfg, mean, scale, mats, {})
+    spans = sorted(spans, key=lambda s: -s.feats.shape[0] * s.feats.shape[1])
+    big_s, small_s = spans[0], spans[-1]
+    one_s, both_s = semicrf.collate_spans([big_s]), semicrf.collate_spans([big_s, small_s])
+    t, n = big_s.feats.shape[:2]
+    for name in ("feats", "runs", "valid", "row_max"):
+        assert torch.equal(getattr(one_s, name)[0], getattr(both_s, name)[0, :t, :n] if name != "row_max"
+                           else both_s.row_max[0, :t]), name
+    assert torch.equal(one_s.cells, both_s.feats[0, :t, :n].reshape(-1, both_s.feats.shape[-1]))
+    assert one_s.cells.data_ptr() == one_s.feats.data_ptr()
+    assert one_s.runs.dtype == torch.float64
