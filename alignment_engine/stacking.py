@@ -177,6 +177,8 @@ def cell_features(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, 
     mf, mr = forward_marginals.astype(np.float64), reverse_marginals.astype(np.float64)
     vf, vr = forward.astype(np.float64), reverse.astype(np.float64)
     mx = np.maximum(mf, mr)
+    # each channel is made when it is written (lazily): a long document's cells never exist as a whole float64 stack
+    # (Round 26); it is computed in float64 and rounded once on writing, as the cast of such a stack did
     chans: list[Callable[[], np.ndarray]] = [
         lambda: mf, lambda: mr, lambda: mx, lambda: np.minimum(mf, mr), lambda: vf, lambda: vr,
         lambda: _shift(mf, -1, 0), lambda: _shift(mf, 1, 0), lambda: _shift(mr, 0, -1), lambda: _shift(mr, 0, 1),
@@ -186,18 +188,17 @@ def cell_features(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, 
         lambda: mf.sum(axis=1, keepdims=True), lambda: mr.sum(axis=0, keepdims=True),
         lambda: 1.0 / (1.0 + _rank(mx, 1)), lambda: 1.0 / (1.0 + _rank(mx, 0)),
     ]
+    para: list[Callable[[], np.ndarray]] = []
     if para_prob is not None:
         p = para_prob.astype(np.float64)
-        chans += [lambda: p, lambda: p - (p.max(axis=1, keepdims=True) if p.size else p)]
-    n_lex, n_span = lex.shape[-1], 0 if span is None else span.shape[-1]
-    # written channel by channel into the float32 result (the float64 values rounded once, as a float64 stack
-    # cast at the end would): a long document's cells never exist as a whole float64 stack (Round 26)
-    out = np.empty((*mf.shape, len(chans) + n_lex + n_span), dtype=np.float32)
-    for k, chan in enumerate(chans[:24]):
+        para = [lambda: p, lambda: p - (p.max(axis=1, keepdims=True) if p.size else p)]
+    n_chans, n_lex, n_span = len(chans), lex.shape[-1], 0 if span is None else span.shape[-1]
+    out = np.empty((*mf.shape, n_chans + n_lex + len(para) + n_span), dtype=np.float32)
+    for k, chan in enumerate(chans):
         out[..., k] = chan()
-    out[..., 24 : 24 + n_lex] = lex
-    for k, chan in enumerate(chans[24:]):
-        out[..., 24 + n_lex + k] = chan()
+    out[..., n_chans : n_chans + n_lex] = lex
+    for k, chan in enumerate(para, start=n_chans + n_lex):
+        out[..., k] = chan()
     if span is not None:
         out[..., out.shape[-1] - n_span :] = span
     return out
