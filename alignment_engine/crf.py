@@ -27,8 +27,10 @@ The score of a label sequence ``a`` of a sequence with ``T_b`` real steps is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 NEG_INF = -1e9
@@ -104,6 +106,19 @@ def step_maxima(feats: torch.Tensor, cells: torch.Tensor) -> torch.Tensor:
         return feats.max(dim=2).values
     row_max = feats.masked_fill(~cells[..., None], -1e4).max(dim=2).values
     return torch.where(cells.any(dim=2, keepdim=True), row_max, torch.zeros_like(row_max))
+
+
+def padded(arrays: Sequence[np.ndarray], shape: tuple[int, ...], device: torch.device | None = None) -> torch.Tensor:
+    """The per-sequence float32 ``arrays`` as one zero-padded tensor of ``shape`` (the batch first) in :data:`DTYPE`:
+    array ``k`` at the start of row ``k``. One array that fills the shape is converted without a padded float32 copy
+    (a long document is alone in its batch: its cells' copy is hundreds of MB, docs/engine-results.md Round 26)."""
+    if len(arrays) == 1 and arrays[0].shape == shape[1:]:
+        src = arrays[0][None].astype(np.float32, copy=False)
+    else:
+        src = np.zeros(shape, dtype=np.float32)
+        for k, a in enumerate(arrays):
+            src[k][tuple(slice(0, d) for d in a.shape)] = a
+    return torch.from_numpy(src).to(device=device, dtype=DTYPE)
 
 
 def masked_rows(feats: torch.Tensor, cells: torch.Tensor) -> torch.Tensor:
@@ -236,6 +251,7 @@ def log_partition(
     the values of :func:`chain_dp` up to float rounding); per-step transitions, a GPU or a Python without numba
     go through :func:`chain_dp`.
     """
+    # imported on first use: numba and its cached loops take about 0.25 s to load, for processes that run a CRF only
     from alignment_engine.crf_kernels import ChainLogPartition, compiled_for
 
     if transitions.dim() == 3 and compiled_for(emissions):

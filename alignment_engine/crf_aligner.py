@@ -238,8 +238,6 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
     t = max(len(s.rows) for s in seqs)
     lab = max(len(s.cols) for s in seqs) + 1
     f = seqs[0].feats.shape[-1]
-    # one sequence (a long document has its batch to itself) needs no padded float32 copy of its cells
-    feats = None if b == 1 else np.zeros((b, t, lab - 1, f), dtype=np.float32)
     label_mask = np.zeros((b, t, lab), dtype=bool)
     label_mask[:, :, 0] = True
     step_mask = np.zeros((b, t), dtype=bool)
@@ -249,8 +247,6 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
     gold_sets[:, :, 0] = True
     for i, s in enumerate(seqs):
         tt, ll = len(s.rows), len(s.cols)
-        if feats is not None:
-            feats[i, :tt, :ll] = s.feats
         label_mask[i, :tt, 1 : ll + 1] = s.allowed
         step_mask[i, :tt] = True
         n_labels[i] = ll + 1
@@ -258,9 +254,7 @@ def collate(seqs: Sequence[Seq], device: torch.device) -> Batch:
             gold[i, :tt] = s.gold
         if s.gold_sets is not None:
             gold_sets[i, :tt, : ll + 1] = s.gold_sets
-    single = seqs[0].feats[None].astype(np.float32, copy=False) if feats is None else feats
-    feats_t = torch.from_numpy(single).to(device=device, dtype=crf.DTYPE)
-    del feats, single  # the float32 copy: a long document's cells hold hundreds of MB (docs/engine-results.md, Round 26)
+    feats_t = crf.padded([s.feats for s in seqs], (b, t, lab - 1, f), device)
     label_t = torch.from_numpy(label_mask).to(device)
     allowed = label_t[:, :, 1:]
     return Batch(

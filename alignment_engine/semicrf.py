@@ -37,7 +37,7 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
-from alignment_engine.crf import DTYPE, exp_transitions, logsumexp_step, masked_rows, step_maxima
+from alignment_engine.crf import DTYPE, exp_transitions, logsumexp_step, masked_rows, padded, step_maxima
 from alignment_engine.crf_config import CRFConfig
 from alignment_engine.encoders import training_threads
 from alignment_engine.features import TRANSITION_FEATURES, emission_features, start_features, transition_table
@@ -117,7 +117,7 @@ def log_partition(span: torch.Tensor, trans: torch.Tensor, step_mask: torch.Tens
     b, t, n, width = span.shape
     if n == 0 or b == 0:
         return span.new_zeros(b)
-    from alignment_engine.crf_kernels import LogPartition, compiled_for
+    from alignment_engine.crf_kernels import LogPartition, compiled_for  # on first use, as in crf.log_partition
 
     if not compiled_for(span):
         return _tensor_log_partition(span, trans, step_mask, null)
@@ -315,9 +315,6 @@ def collate_spans(seqs: Sequence[SpanSeq]) -> SpanBatch:
     n = max(s.feats.shape[1] for s in seqs)
     f = seqs[0].feats.shape[2]
     width = seqs[0].runs.shape[2]
-    one = b == 1  # one sequence (a long document has its batch to itself): no padded float32 copies
-    feats = None if one else np.zeros((b, t, n, f), dtype=np.float32)
-    rv = None if one else np.zeros((b, t, n, width, len(RUN_VALUES)), dtype=np.float32)
     valid = np.zeros((b, t, n, width), dtype=bool)
     step = np.zeros((b, t), dtype=bool)
     cell = np.zeros((b, t, n), dtype=bool)
@@ -327,19 +324,14 @@ def collate_spans(seqs: Sequence[SpanSeq]) -> SpanBatch:
     ws = np.arange(1, width + 1).reshape(1, -1)
     for k, s in enumerate(seqs):
         tt, nn_ = s.feats.shape[:2]
-        if feats is not None and rv is not None:
-            feats[k, :tt, :nn_] = s.feats
-            rv[k, :tt, :nn_] = s.runs
         valid[k, :tt] = ((starts + ws) <= nn_)[None]
         step[k, :tt] = True
         cell[k, :tt, :nn_] = True
         if s.gold_span is not None and s.gold_null is not None:
             gs[k, :tt, :nn_] = s.gold_span
             gn[k, :tt] = s.gold_null
-    feats_t = torch.from_numpy(seqs[0].feats[None].astype(np.float32, copy=False) if feats is None else feats).to(DTYPE)
-    del feats
-    rv_t = torch.from_numpy(seqs[0].runs[None].astype(np.float32, copy=False) if rv is None else rv).to(DTYPE)
-    del rv
+    feats_t = padded([s.feats for s in seqs], (b, t, n, f))
+    rv_t = padded([s.runs for s in seqs], (b, t, n, width, len(RUN_VALUES)))
     cell_t = torch.from_numpy(cell)
     return SpanBatch(feats_t, rv_t, torch.from_numpy(valid), torch.from_numpy(step),
                      cell_t, [s.feats.shape[1] for s in seqs], torch.from_numpy(gs), torch.from_numpy(gn),

@@ -26,7 +26,7 @@ the CRF was not trained on, as at inference.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,32 +176,34 @@ def cell_features(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, 
     ``span`` the (m, n, 6) :func:`span_features` or None."""
     mf, mr = forward_marginals.astype(np.float64), reverse_marginals.astype(np.float64)
     vf, vr = forward.astype(np.float64), reverse.astype(np.float64)
-    mx = np.maximum(mf, mr)
-    # each channel is made when it is written (lazily): a long document's cells never exist as a whole float64 stack
-    # (Round 26); it is computed in float64 and rounded once on writing, as the cast of such a stack did
-    chans: list[Callable[[], np.ndarray]] = [
-        lambda: mf, lambda: mr, lambda: mx, lambda: np.minimum(mf, mr), lambda: vf, lambda: vr,
-        lambda: _shift(mf, -1, 0), lambda: _shift(mf, 1, 0), lambda: _shift(mr, 0, -1), lambda: _shift(mr, 0, 1),
-        lambda: _shift(mx, -1, 0), lambda: _shift(mx, 1, 0), lambda: _shift(mx, 0, -1), lambda: _shift(mx, 0, 1),
-        lambda: _shift(mx, -1, -1), lambda: _shift(mx, 1, 1),
-        lambda: _shift(vf, -1, 0), lambda: _shift(vf, 1, 0), lambda: _shift(vr, 0, -1), lambda: _shift(vr, 0, 1),
-        lambda: mf.sum(axis=1, keepdims=True), lambda: mr.sum(axis=0, keepdims=True),
-        lambda: 1.0 / (1.0 + _rank(mx, 1)), lambda: 1.0 / (1.0 + _rank(mx, 0)),
-    ]
-    para: list[Callable[[], np.ndarray]] = []
+    n_dir, n_lex, n_span = len(DIRECTIONAL), lex.shape[-1], 0 if span is None else span.shape[-1]
+    n_para = 0 if para_prob is None else len(PARAGRAPH_CHANNELS)
+    # each channel is computed in float64 and rounded once as it is written, as the cast of a float64 stack of all of
+    # them did; a long document's cells never exist as that whole stack (Round 26)
+    out = np.empty((*mf.shape, n_dir + n_lex + n_para + n_span), dtype=np.float32)
+    for k, chan in zip(range(n_dir), _directional_channels(mf, mr, vf, vr), strict=True):
+        out[..., k] = chan
+    out[..., n_dir : n_dir + n_lex] = lex
     if para_prob is not None:
         p = para_prob.astype(np.float64)
-        para = [lambda: p, lambda: p - (p.max(axis=1, keepdims=True) if p.size else p)]
-    n_chans, n_lex, n_span = len(chans), lex.shape[-1], 0 if span is None else span.shape[-1]
-    out = np.empty((*mf.shape, n_chans + n_lex + len(para) + n_span), dtype=np.float32)
-    for k, chan in enumerate(chans):
-        out[..., k] = chan()
-    out[..., n_chans : n_chans + n_lex] = lex
-    for k, chan in enumerate(para, start=n_chans + n_lex):
-        out[..., k] = chan()
+        out[..., n_dir + n_lex] = p
+        out[..., n_dir + n_lex + 1] = p - (p.max(axis=1, keepdims=True) if p.size else p)
     if span is not None:
-        out[..., out.shape[-1] - n_span :] = span
+        out[..., n_dir + n_lex + n_para :] = span
     return out
+
+
+def _directional_channels(mf: np.ndarray, mr: np.ndarray, vf: np.ndarray, vr: np.ndarray) -> Iterator[np.ndarray]:
+    """The :data:`DIRECTIONAL` channels in their order, one (m, n) or broadcastable float64 array at a time."""
+    mx = np.maximum(mf, mr)
+    yield from (mf, mr, mx, np.minimum(mf, mr), vf, vr)
+    yield from (_shift(mf, -1, 0), _shift(mf, 1, 0), _shift(mr, 0, -1), _shift(mr, 0, 1))
+    yield from (_shift(mx, di, dj) for di, dj in ((-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, 1)))
+    yield from (_shift(vf, -1, 0), _shift(vf, 1, 0), _shift(vr, 0, -1), _shift(vr, 0, 1))
+    yield mf.sum(axis=1, keepdims=True)
+    yield mr.sum(axis=0, keepdims=True)
+    yield 1.0 / (1.0 + _rank(mx, 1))
+    yield 1.0 / (1.0 + _rank(mx, 0))
 
 
 def extra_channels(forward_marginals: np.ndarray, reverse_marginals: np.ndarray, forward: np.ndarray,
