@@ -38,7 +38,7 @@ def label_page(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(LabelingJob, pk=job_id) if membership is None else membership.job
     context: dict[str, object] = {"job": job, "answers": ANSWERS}
     try:
-        shown, ahead = assignment.page_served(job, user_of(request), membership=membership)
+        shown, ahead = assignment.page_served(job, user_of(request), membership, first_question=membership is None)
     except assignment.AnnotatorRemoved:
         return render(request, "annotation/removed.html", {"job": job}, status=403)
     except assignment.JobClosed:

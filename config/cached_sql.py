@@ -22,7 +22,10 @@ constants and the row's own columns (``F("n") + 1``). No model signals are sent 
 ``CachedSave`` is the common case: ``instance.save(update_fields=...)`` of a row by its pk.
 ``CachedInsert`` is ``Model.objects.create(...)`` of one row (its pk returned): every column is
 given by the caller except those with a constant default; no ``pre_save`` (``auto_now_add`` columns
-are the caller's to fill) and no model signals.
+are the caller's to fill) and no model signals. ``CachedInsertOrNothing`` is the same as ``INSERT ... ON
+CONFLICT DO NOTHING RETURNING`` the pk (SQLite: ``INSERT OR IGNORE``): its ``insert_or_nothing`` gives
+the new row's pk, or None when a row with the same unique values exists (one statement where
+``bulk_create(ignore_conflicts=True)`` and a read of the row are two).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from typing import Any, TypeVar
 from django.db import DEFAULT_DB_ALIAS, connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import QuerySet
+from django.db.models.constants import OnConflict
 from django.db.models.sql import InsertQuery, UpdateQuery
 
 M = TypeVar("M", bound=models.Model)
@@ -203,6 +207,8 @@ class CachedInsert(CachedQuery):
     ``constants`` (a value compiled in, e.g. None for an empty foreign key), or not at all when its
     default is a constant. ``insert(**values)`` runs it and returns the new row's pk."""
 
+    on_conflict: OnConflict | None = None
+
     def __init__(self, model: type[models.Model], constants: dict[str, Any] | None = None, **kinds: type) -> None:
         meta = model._meta
         self.constants = dict(constants or {})
@@ -224,7 +230,7 @@ class CachedInsert(CachedQuery):
         sentinels = self._sentinels()
         meta = self.model._meta
         row = self.model(**sentinels, **self.constants)
-        query = InsertQuery(self.model)
+        query = InsertQuery(self.model, on_conflict=self.on_conflict)
         # raw: the values as given (no pre_save: an auto_now_add column keeps its sentinel)
         query.insert_values([f for f in meta.concrete_fields if f is not meta.pk], [row], raw=True)
         compiler = query.get_compiler(connection=conn)
@@ -233,11 +239,33 @@ class CachedInsert(CachedQuery):
         return _Compiled(sql, self._slots(conn, sentinels, params), ())
 
     def insert(self, using: str = DEFAULT_DB_ALIAS, **values: Any) -> int:
+        pk = self._execute(using, values)
+        assert pk is not None  # a plain INSERT inserts or raises
+        return pk
+
+    def _execute(self, using: str, values: dict[str, Any]) -> int | None:
         conn, compiled, params = self._prepared(using, values)
         with conn.cursor() as cursor:
             cursor.execute(compiled.sql, params)
             if conn.features.can_return_columns_from_insert:
-                return int(cursor.fetchone()[0])
+                row = cursor.fetchone()
+                return None if row is None else int(row[0])
+            if cursor.rowcount != 1:  # no RETURNING (SQLite before 3.35): the row count says whether it inserted
+                return None
             pk = self.model._meta.pk
             assert pk is not None and pk.column is not None
             return int(conn.ops.last_insert_id(cursor, self.model._meta.db_table, pk.column))
+
+
+class CachedInsertOrNothing(CachedInsert):
+    """``CachedInsert`` as ``INSERT ... ON CONFLICT DO NOTHING RETURNING`` the pk (SQLite: ``INSERT OR IGNORE``)."""
+
+    on_conflict = OnConflict.IGNORE
+
+    def insert_or_nothing(self, using: str = DEFAULT_DB_ALIAS, **values: Any) -> int | None:
+        """The new row's pk, or None when the insert did nothing (a row with the same unique values exists, or
+        a concurrent transaction inserted one and committed first: PostgreSQL waits for it)."""
+        return self._execute(using, values)
+
+    def insert(self, using: str = DEFAULT_DB_ALIAS, **values: Any) -> int:
+        raise TypeError("an insert that may do nothing has no pk to return: use insert_or_nothing")

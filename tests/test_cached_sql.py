@@ -16,6 +16,7 @@ from annotation.services import assignment
 from annotation.tests.factories import make_job
 from config.cached_sql import (
     CachedInsert,
+    CachedInsertOrNothing,
     CachedQuery,
     CachedSave,
     CachedUpdate,
@@ -136,6 +137,27 @@ def test_cached_insert_stores_what_create_stores(make_user):
     assert (stored.job_id, stored.item_id, stored.annotator_id, stored.label, stored.seconds, stored.is_valid, stored.created_at) == (
         job.pk, items[1], users[1].pk, "notAligned", 2.25, True, when,  # is_valid: its constant default
     )
+
+
+def test_cached_insert_or_nothing_inserts_once_and_then_does_nothing(make_user):
+    job = make_job(every=0, min_seconds=0)
+    users = [make_user(f"cn{i}", "annotator") for i in range(2)]
+    insert = CachedInsertOrNothing(Membership, {"last_answer_at": None, "removed_at": None}, job_id=int, annotator_id=int)
+    with CaptureQueriesContext(connection) as ours:
+        pk = insert.insert_or_nothing(job_id=job.pk, annotator_id=users[0].pk)
+    assert len(ours) == 1 and ours[0]["sql"].startswith("INSERT")  # one statement: no read of the row after it
+    stored = Membership.objects.get(job=job, annotator=users[0])
+    assert pk == stored.pk and (stored.questions_served, stored.removed, stored.last_answer_at) == (0, False, None)
+    stored.questions_served = 7
+    stored.save()
+    with CaptureQueriesContext(connection) as again:  # the unique (job, annotator) row exists: nothing written
+        assert insert.insert_or_nothing(job_id=job.pk, annotator_id=users[0].pk) is None
+    assert len(again) == 1 and Membership.objects.filter(job=job).count() == 1
+    assert Membership.objects.get(pk=pk).questions_served == 7
+    other = insert.insert_or_nothing(job_id=job.pk, annotator_id=users[1].pk)  # another user: a row of its own
+    assert other is not None and other != pk and Membership.objects.filter(job=job).count() == 2
+    with pytest.raises(TypeError, match="insert_or_nothing"):  # no pk to promise
+        insert.insert(job_id=job.pk, annotator_id=users[1].pk)
 
 
 def test_cached_insert_refuses_a_column_it_would_freeze():

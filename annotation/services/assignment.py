@@ -35,6 +35,7 @@ from annotation.models import Assignment, CandidatePair, JobItem, LabelingJob, M
 from annotation.services.removal import release_assignments
 from config.cached_sql import (
     CachedInsert,
+    CachedInsertOrNothing,
     CachedQuery,
     CachedSave,
     CachedUpdate,
@@ -222,6 +223,9 @@ def _serve_test(job: LabelingJob, user: User, now: datetime, expires: datetime, 
     return token, test.candidate.complex.text, test.candidate.simple.text
 
 
+_NEW_MEMBERSHIP = CachedInsertOrNothing(  # the user's first question of a job (a parallel one may insert it too)
+    Membership, {"last_answer_at": None, "removed_at": None}, job_id=int, annotator_id=int,
+)
 _LOCK_MEMBERSHIP = CachedQuery(  # the user's membership of a job, row-locked: serving's lock
     lambda job, user: Membership.objects.select_for_update()
     .filter(job_id=job, annotator_id=user)
@@ -245,11 +249,12 @@ def next_served(
 
 
 def page_served(
-    job: LabelingJob, user: User, membership: Membership | None = None
+    job: LabelingJob, user: User, membership: Membership | None = None, first_question: bool = False
 ) -> tuple[Served | None, Served | None]:
     """What the labeling page shows and what it preloads: ``next_served`` twice under one
     membership lock, the second excluding the first (``(None, None)`` when nothing is left, the
-    second None when only one question is). The page then needs no ``next`` request of its own."""
+    second None when only one question is). The page then needs no ``next`` request of its own.
+    ``first_question``: the caller read the membership and found none (its row is inserted first)."""
 
     def both(m: Membership, now: datetime) -> tuple[Served | None, Served | None]:
         mine = _PENDING_TOKENS.rows(job=job.pk, user=user.pk, now=now)  # read once for both
@@ -259,17 +264,19 @@ def page_served(
         # shown is the oldest pending question, or was served new when none was pending
         return shown, serve_locked(job, user, m, (shown[0],), now, mine or [(0, shown[0])])
 
-    return _serving(job, user, membership, lambda m, now: _saving(m, lambda: both(m, now)))
+    return _serving(job, user, membership, lambda m, now: _saving(m, lambda: both(m, now)), first_question)
 
 
 Result = TypeVar("Result")
 
 
 def _serving(
-    job: LabelingJob, user: User, membership: Membership | None, serve: Callable[[Membership, datetime], Result]
+    job: LabelingJob, user: User, membership: Membership | None, serve: Callable[[Membership, datetime], Result],
+    first_question: bool = False,
 ) -> Result:
     """Run ``serve`` with the user's membership row locked (created on first use) in a
-    transaction, after the job's and the membership's checks and the expiry sweep."""
+    transaction, after the job's and the membership's checks and the expiry sweep.
+    ``first_question``: the caller found no membership (:func:`_locked_membership`)."""
     if not job.accepts_answers:
         raise JobClosed(job.get_status_display())
     if membership is not None and membership.removed:
@@ -277,15 +284,40 @@ def _serving(
     now = timezone.now()
     maybe_release_expired(job, now)
     with transaction.atomic():
-        found = _LOCK_MEMBERSHIP.rows(job=job.pk, user=user.pk)
-        if not found:  # the user's first question of this job: INSERT ... ON CONFLICT DO NOTHING (a
-            # parallel first request may insert it too), then lock the row either way
-            Membership.objects.bulk_create([Membership(job=job, annotator=user)], ignore_conflicts=True)
-            found = _LOCK_MEMBERSHIP.rows(job=job.pk, user=user.pk)
-        m = instance(Membership, found[0])
+        m = _locked_membership(job, user, first_question and membership is None)
         if m.removed:
             raise AnnotatorRemoved()
         return serve(m, now)
+
+
+def _locked_membership(job: LabelingJob, user: User, first_question: bool) -> Membership:
+    """The user's membership row, locked in the caller's transaction, inserted when missing. One statement when
+    the row exists (the lock) and, with ``first_question``, when it does not (the insert: a row inserted by a
+    transaction is locked by it); two otherwise (a parallel first request's row is locked after the insert)."""
+    if first_question:
+        m = _new_membership(job, user)
+        if m is not None:
+            return m
+    found = _LOCK_MEMBERSHIP.rows(job=job.pk, user=user.pk)
+    if not found and not first_question:
+        m = _new_membership(job, user)
+        if m is not None:
+            return m
+        found = _LOCK_MEMBERSHIP.rows(job=job.pk, user=user.pk)  # a parallel first request inserted it
+    if not found:  # memberships go only with their job or their user (cascade): one of them is being deleted
+        raise JobClosed("deleted")
+    return instance(Membership, found[0])
+
+
+def _new_membership(job: LabelingJob, user: User) -> Membership | None:
+    """The user's new membership row, inserted in the caller's transaction (so locked by it: a parallel request's
+    insert or lock waits for its commit); None when the row exists already."""
+    pk = _NEW_MEMBERSHIP.insert_or_nothing(job_id=job.pk, annotator_id=user.pk)
+    if pk is None:
+        return None
+    m = Membership(pk=pk, job=job, annotator=user)  # every other column at its constant default, as inserted
+    m._state.adding, m._state.db = False, transaction.get_connection().alias
+    return m
 
 
 def serve_saving(

@@ -168,13 +168,16 @@ def test_twenty_parallel_next_requests_leave_at_most_two_reservations(postgres_o
     assert sum(i.reserved_count for i in items) == pending.exclude(item=None).count()
 
 
-def test_parallel_labeling_pages_reserve_two_questions_and_show_the_same_pair(postgres_only, make_user):  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("first_question", [True, False])
+def test_parallel_labeling_pages_reserve_two_questions_and_show_the_same_pair(postgres_only, make_user, first_question):  # type: ignore[no-untyped-def]
     """A new annotator opening the labeling page in 12 tabs at once: each page serves its question
     and the preloaded next one under one membership lock, so two questions are reserved in all and
-    every tab shows the older and preloads the newer."""
+    every tab shows the older and preloads the newer. ``first_question``: as the page calls it (each tab
+    read no membership, so each inserts it first: one insert wins, the others wait for it and lock it)."""
     job = make_job(n_articles=3, judgments_per_pair=3, every=3, min_seconds=0)
     user = make_user("many-tabs", "annotator")
-    pages = in_parallel(12, lambda: assignment.page_served(job, user))
+    pages = in_parallel(12, lambda: assignment.page_served(job, user, first_question=first_question))
+    assert Membership.objects.filter(job=job, annotator=user).count() == 1
     pending = list(Assignment.objects.filter(job=job, annotator=user, answered_at__isnull=True).order_by("served_at", "pk"))
     assert [a.token for a in pending] == [pages[0][0][0], pages[0][1][0]]  # type: ignore[index]
     assert {(shown[0], ahead[0]) for shown, ahead in pages} == {(pending[0].token, pending[1].token)}  # type: ignore[index]

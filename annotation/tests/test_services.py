@@ -254,12 +254,18 @@ def test_missed_tests_are_explained_and_removal_happens_at_page_ends(annotator, 
 def test_closing_a_job_settles_unfinished_pages(annotator):
     job = make_job(every=5, min_tests=1, threshold=0.85, n_articles=4)
     wrong = {"aligned": "notAligned", "partialAligned": "aligned", "notAligned": "aligned"}
-    while True:  # answer until a test is answered, stopping before the page ends
+    while True:  # answer until a test is answered wrongly before its page ends
         a = assignment.next_question(job, annotator)
         assert a is not None
-        r = labeling.submit_answer(annotator, a.token, wrong[a.test_question.gold_label] if a.test_question else "aligned")
         m = Membership.objects.get(job=job, annotator=annotator)
-        if m.tests_answered > m.shown_tests_answered and not r.page_end:
+        ends_page = (m.questions_answered + 1) % job.page_size == 0
+        # a test that ends its page is answered rightly: wrongly, the page's end would remove the annotator now
+        # (which test comes where follows the serving draws, seeded by the annotator's pk, so by test order)
+        label = "aligned" if a.test_question is None else a.test_question.gold_label if ends_page else wrong[a.test_question.gold_label]
+        r = labeling.submit_answer(annotator, a.token, label)
+        m.refresh_from_db()
+        if m.tests_correct < m.tests_answered:
+            assert m.tests_answered > m.shown_tests_answered and not r.page_end
             break
     assert not m.removed
     job.status = LabelingJob.Status.CLOSED
