@@ -308,7 +308,7 @@ from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Group
-from django.contrib.sessions.backends.db import SessionStore
+from importlib import import_module
 from accounts.roles import Role, grant
 from annotation.models import CandidatePair
 from curation.models import Article, Corpus, Document, DocumentPair, Paragraph, Sentence
@@ -342,6 +342,7 @@ grant(users[0], Role.ANNOTATOR)
 group = Group.objects.get(name=Role.ANNOTATOR.value)
 User.groups.through.objects.bulk_create([User.groups.through(user_id=u.pk, group_id=group.pk) for u in users[1:]])
 sessions = []
+SessionStore = import_module(settings.SESSION_ENGINE).SessionStore  # as a login stores it (with Redis: cached_db)
 for u in users:
     s = SessionStore()
     s[SESSION_KEY] = str(u.pk); s[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]; s[HASH_SESSION_KEY] = u.get_session_auth_hash()
