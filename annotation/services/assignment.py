@@ -284,7 +284,7 @@ def _serving(
     now = timezone.now()
     maybe_release_expired(job, now)
     with transaction.atomic():
-        m = _locked_membership(job, user, first_question and membership is None)
+        m = _locked_membership(job, user, first_question)
         if m.removed:
             raise AnnotatorRemoved()
         return serve(m, now)
@@ -294,16 +294,14 @@ def _locked_membership(job: LabelingJob, user: User, first_question: bool) -> Me
     """The user's membership row, locked in the caller's transaction, inserted when missing. One statement when
     the row exists (the lock) and, with ``first_question``, when it does not (the insert: a row inserted by a
     transaction is locked by it); two otherwise (a parallel first request's row is locked after the insert)."""
-    if first_question:
-        m = _new_membership(job, user)
-        if m is not None:
-            return m
-    found = _LOCK_MEMBERSHIP.rows(job=job.pk, user=user.pk)
-    if not found and not first_question:
-        m = _new_membership(job, user)
-        if m is not None:
-            return m
-        found = _LOCK_MEMBERSHIP.rows(job=job.pk, user=user.pk)  # a parallel first request inserted it
+    if not first_question:
+        found = _LOCK_MEMBERSHIP.rows(job=job.pk, user=user.pk)
+        if found:
+            return instance(Membership, found[0])
+    m = _new_membership(job, user)
+    if m is not None:
+        return m
+    found = _LOCK_MEMBERSHIP.rows(job=job.pk, user=user.pk)  # a parallel first request inserted it
     if not found:  # memberships go only with their job or their user (cascade): one of them is being deleted
         raise JobClosed("deleted")
     return instance(Membership, found[0])
