@@ -75,6 +75,19 @@ def has_role(user: AbstractBaseUser | AnonymousUser, *roles: str) -> bool:
     return Role.ADMIN.value in held or any(str(role) in held for role in roles)
 
 
+def ensure_role_groups(using: str = "default", apps: Any = None, **_: Any) -> None:
+    """Every role's group, created when missing: the ``post_migrate`` receiver (``AccountsConfig.ready``). The
+    migration ``accounts.0001_roles`` creates them once; ``manage.py flush`` (and a test database's flush between
+    transactional tests) empties the table afterwards and sends ``post_migrate`` again, as Django does to recreate
+    its content types and permissions. ``apps``: the migrated state's models (none: auth not migrated)."""
+    try:
+        group_model = apps.get_model("auth", "Group") if apps is not None else Group
+    except LookupError:
+        return
+    for role in Role:
+        group_model.objects.using(using).get_or_create(name=role.value)
+
+
 def grant(user: AbstractBaseUser, role: Role) -> None:
     """Give ``user`` a role. The admin role also opens the Django admin (staff + superuser)."""
     group, _ = Group.objects.get_or_create(name=role.value)

@@ -18,6 +18,15 @@ def test_role_groups_exist_after_migrate():
     assert set(Group.objects.values_list("name", flat=True)) >= {r.value for r in Role}
 
 
+@pytest.mark.django_db(transaction=True)
+def test_role_groups_come_back_after_a_flush():
+    """``manage.py flush`` empties the groups the migration created; post_migrate creates them again (as it does
+    Django's content types), so a flushed database, or a test after a transactional test's flush, has every role."""
+    Group.objects.all().delete()
+    call_command("flush", interactive=False, verbosity=0)
+    assert set(Group.objects.values_list("name", flat=True)) == {r.value for r in Role}
+
+
 @pytest.mark.django_db
 def test_has_role_and_admin_passes_everything(annotator, verifier, researcher, admin_user):
     assert has_role(annotator, Role.ANNOTATOR) and not has_role(annotator, Role.VERIFIER, Role.RESEARCHER)
