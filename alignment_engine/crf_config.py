@@ -73,7 +73,6 @@ class CRFConfig:
     paragraph_step: bool = True  # learned decoder: paragraph-link probabilities feed the sentence decision
     decoder_rounds: int = 2  # learned decoder: 2 adds a second, group-level round (with semicrf: +1.5 train CV);
     #                          3+ add further rounds, each over the previous one (3: no train CV gain, stop 23)
-    decoder_mn_weight: float = 1.0  # learned decoder: sample weight of gold cells in m:n gold groups (EXPERIMENT)
     span_features: bool = False  # learned decoder: group-level word-cover channels (stacking.span_features)
     span_widths: tuple[int, ...] = ()  # learned decoder: span decoding widths offered to cross-validation
     refit_with_dev: bool = True  # learned decoder with dev gold: score dev with a model trained on train alone,

@@ -297,18 +297,14 @@ def make_classifier(seed: int) -> Any:
     return HistGradientBoostingClassifier(**CLASSIFIER_PARAMS, early_stopping=False, random_state=seed)
 
 
-def fit_classifier(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], seed: int,
-                   ws: Sequence[np.ndarray] | None = None) -> Any:
-    """A classifier fitted on the stacked rows of ``xs`` (each (N_i, F)) with 0/1 labels ``ys`` (and sample
-    weights ``ws``); None when the labels have one class only."""
+def fit_classifier(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], seed: int) -> Any:
+    """A classifier fitted on the stacked rows of ``xs`` (each (N_i, F)) with 0/1 labels ``ys``; None when
+    the labels have one class only."""
     x = np.concatenate([a for a in xs if len(a)]) if any(len(a) for a in xs) else np.zeros((0, 1))
     y = np.concatenate([a for a in ys if len(a)]) if any(len(a) for a in ys) else np.zeros(0)
     if len(y) == 0 or y.min() == y.max():
         return None
-    if ws is None:
-        return make_classifier(seed).fit(x, y.astype(np.int64))
-    w = np.concatenate([a for a in ws if len(a)])
-    return make_classifier(seed).fit(x, y.astype(np.int64), sample_weight=w)
+    return make_classifier(seed).fit(x, y.astype(np.int64))
 
 
 def predict_proba(model: Any, x: np.ndarray) -> np.ndarray:

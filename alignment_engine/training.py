@@ -299,33 +299,12 @@ def semi_cross_fit(docs: Sequence, gold_mats: Sequence[np.ndarray], fold: Sequen
     return oof
 
 
-def mn_cells(gold: np.ndarray) -> np.ndarray:
-    """The gold cells of an (m, n) gold matrix that belong to an m:n group (a connected component of gold cells
-    with two or more sentences on each side)."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    m, n = gold.shape
-    rows, cols = np.nonzero(gold)
-    out = np.zeros((m, n), dtype=bool)
-    if len(rows) == 0:
-        return out
-    graph = coo_matrix((np.ones(len(rows)), (rows, m + cols)), shape=(m + n, m + n))
-    _, label = connected_components(graph, directed=False)
-    for comp in np.unique(label[rows]):
-        in_comp = label[rows] == comp
-        if len(np.unique(rows[in_comp])) >= 2 and len(np.unique(cols[in_comp])) >= 2:
-            out[rows[in_comp], cols[in_comp]] = True
-    return out
-
-
 def fit_decoder(
     docs: Sequence[DocData], decs_all: Sequence[Decoded], fold: Sequence[int], gold_mats: Sequence[np.ndarray],
     pairs: Sequence[DocPair], gold: Sequence[Alignment], pos: dict[str, set[tuple[str, str]]], paragraph_step: bool,
     rounds: int, seed: int, log: Callable[[str], None], span: bool = False, span_widths: Sequence[int] = (),
     known: Sequence[np.ndarray | None] | None = None,
     unlabelled: Mapping[str, Iterable[tuple[str, str]]] | None = None,
-    mn_weight: float = 1.0,
 ) -> tuple[LearnedDecoder, dict, dict]:
     """Fit the paragraph and cell classifiers on out-of-fold CRF outputs (:func:`cross_fit`) and choose
     the cell threshold, group closure, the span decoding's width (``span_widths`` offered, 0 = off) and the
@@ -380,29 +359,24 @@ def fit_decoder(
     def fit_y(idx: Iterable[int]) -> list[np.ndarray]:
         return [cell_y[i][labelled[i]] for i in idx]
 
-    cell_w = [np.where(mn_cells(g)[mask], mn_weight, 1.0) for g, mask in zip(gold_mats, masks, strict=True)]
-
-    def fit_w(idx: Iterable[int]) -> list[np.ndarray] | None:
-        return None if mn_weight == 1.0 else [cell_w[i][labelled[i]] for i in idx]
-
     everyone = range(len(docs))
     probs = [np.zeros(doc.shape) for doc in docs]
     for f in range(k):
         others = [i for i in everyone if fold[i] != f]
-        model_f = fit_classifier(fit_x(cell_x, others), fit_y(others), seed, fit_w(others))
+        model_f = fit_classifier(fit_x(cell_x, others), fit_y(others), seed)
         for i in (i for i in range(len(docs)) if fold[i] == f):
             probs[i][masks[i]] = predict_proba(model_f, cell_x[i])
-    cell_model = fit_classifier(fit_x(cell_x, everyone), fit_y(everyone), seed, fit_w(everyone))
+    cell_model = fit_classifier(fit_x(cell_x, everyone), fit_y(everyone), seed)
     group_models = []
     for _ in range(rounds - 1):  # later rounds: the previous round's out-of-fold probabilities as context
         group_x = [np.concatenate([x, group_features(p)[mask]], axis=1) for x, p, mask in zip(cell_x, probs, masks, strict=True)]
         probs = [np.zeros(doc.shape) for doc in docs]
         for f in range(k):
             others = [i for i in everyone if fold[i] != f]
-            model_f = fit_classifier(fit_x(group_x, others), fit_y(others), seed, fit_w(others))
+            model_f = fit_classifier(fit_x(group_x, others), fit_y(others), seed)
             for i in (i for i in range(len(docs)) if fold[i] == f):
                 probs[i][masks[i]] = predict_proba(model_f, group_x[i])
-        group_models.append(fit_classifier(fit_x(group_x, everyone), fit_y(everyone), seed, fit_w(everyone)))
+        group_models.append(fit_classifier(fit_x(group_x, everyone), fit_y(everyone), seed))
     group_model: Any = group_models  # rounds 2, 3, ...; with two rounds or one, the model or None older pickles hold
     if len(group_models) < 2:
         group_model = group_models[0] if group_models else None
@@ -884,7 +858,7 @@ def _fit(
             run.finish("semicrf")
         decoder, thresholds, extra["cross_validation"] = fit_decoder(
             train_docs, oof, fold, gold_mats, train_pairs, train_gold, pos_train, cfg.paragraph_step,
-            cfg.decoder_rounds, seed, log, cfg.span_features, cfg.span_widths, known, open_cells, cfg.decoder_mn_weight)
+            cfg.decoder_rounds, seed, log, cfg.span_features, cfg.span_widths, known, open_cells)
         timings["cross_fit_s"] = time.perf_counter() - t0
         run.finish("decoder")
     model = BiCRF.for_config(cfg)
