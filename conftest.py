@@ -84,8 +84,17 @@ def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_api.sync_playwright() as p:
         launched = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
+        try:
+            yield launched
+        finally:
+            launched.close()
+            # Inside sync_playwright() an asyncio loop runs in this thread, and Django keeps the ORM connections
+            # opened there apart from this thread's others (asgiref's thread-critical Local switches to a
+            # context variable while a loop runs). Close them here: once the loop stops nothing can reach them,
+            # and left open they kept the PostgreSQL test database from being dropped at the session's end.
+            from django.db import connections
+
+            connections.close_all()
 
 
 @pytest.fixture
