@@ -37,7 +37,7 @@ lint: install
 	$(VENV)/bin/ruff format --check . || true
 
 typecheck: install
-	$(VENV)/bin/mypy alignment_engine accounts curation annotation pipeline config tests
+	$(VENV)/bin/mypy alignment_engine accounts curation annotation pipeline config tests scripts
 
 bench-import: install
 	$(PY) scripts/bench_import.py

@@ -13,7 +13,9 @@ import requests
 
 def main(base: str, user: str, password: str) -> None:
     # With DEBUG=0 the cookies are marked Secure; over plain HTTP on 127.0.0.1 they are sent by hand.
-    token = requests.get(f"{base}/login/", timeout=30).cookies["csrftoken"]
+    token = requests.get(f"{base}/login/", timeout=30).cookies.get("csrftoken")
+    if not token:
+        raise SystemExit(f"{base}/login/ set no csrftoken cookie")
     response = requests.post(f"{base}/login/", data={"username": user, "password": password, "csrfmiddlewaretoken": token},
                              cookies={"csrftoken": token}, headers={"Referer": f"{base}/login/"},
                              allow_redirects=False, timeout=30)

@@ -98,17 +98,17 @@ def main() -> int:
 
         if cache.is_file():
             oof, fold, state = pickle.loads(cache.read_bytes())
-            model = semicrf.BiSemiCRF(len(mean), cfg)
-            model.load_state_dict(state)
+            semi_model = semicrf.BiSemiCRF(len(mean), cfg)
+            semi_model.load_state_dict(state)
         else:
             fold = training.folds_by_document([d.pair for d in docs], training.n_folds(cfg, len(docs)), args.seed)
             oof = training.semi_cross_fit(docs, gold_mats, fold, cfg, mean, scale, args.seed, log)
-            model = semicrf.fit_semicrf(docs, gold_mats, cfg, mean, scale, args.seed, log)
+            semi_model = semicrf.fit_semicrf(docs, gold_mats, cfg, mean, scale, args.seed, log)
             cache.parent.mkdir(parents=True, exist_ok=True)
-            cache.write_bytes(pickle.dumps((oof, fold, model.state_dict())))
-        model.eval()
+            cache.write_bytes(pickle.dumps((oof, fold, semi_model.state_dict())))
+        semi_model.eval()
         dev_decs = semicrf.decode_semicrf(
-            model, {d: semicrf.build_span_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}, dev_docs)
+            semi_model, {d: semicrf.build_span_sequences(dev_docs, d, cfg, mean, scale) for d in ("s2c", "c2s")}, dev_docs)
     else:
         if cache.is_file():
             oof, fold, state = pickle.loads(cache.read_bytes())

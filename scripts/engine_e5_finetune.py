@@ -73,7 +73,7 @@ def top_embed(layers, states: list, proj=None) -> torch.Tensor:
 def embed_all(layers, lower: dict, texts: list[str], proj=None) -> dict[str, np.ndarray]:
     import torch
 
-    out = {}
+    out: dict[str, np.ndarray] = {}
     order = sorted(texts, key=lambda t: lower[t].shape[0])
     with torch.inference_mode():
         for start in range(0, len(order), 64):

@@ -58,7 +58,7 @@ def main() -> None:
         data = np.load(args.embeddings, allow_pickle=True)
         table = dict(zip(data["texts"].tolist(), data["emb"], strict=True))
     enc = TableEncoder(table)
-    semantic.shared_encoder = lambda precision="float32", device="cpu": enc  # type: ignore[assignment]
+    semantic.shared_encoder = lambda precision="float32", device="cpu": enc  # type: ignore[assignment,return-value]
     out = train_model(tp, tg, dp, dg, args.out, seed=args.seed, members=1, refit_with_dev=False, workers=1,
                       progress=lambda msg: print(msg, flush=True))
     meta = json.loads((Path(out) / "model.json").read_text())

@@ -151,7 +151,8 @@ def main() -> int:
         if any(list(mem.fold) != list(fold) for mem in members):
             raise SystemExit("the members were cross-fitted over other folds")
         sizes = range(1, args.members + 1)
-        variants = [("crf", k, {}) for k in sizes] + [("both", k, {}) for k in sizes if k > 1]
+        no_change: dict[str, Any] = {}
+        variants = [("crf", k, no_change) for k in sizes] + [("both", k, no_change) for k in sizes if k > 1]
         if args.classifiers:
             variants = [("crf", 1, change) for change in json.loads(args.classifiers)]
         default_params = dict(stacking.CLASSIFIER_PARAMS)

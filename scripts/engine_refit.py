@@ -74,8 +74,10 @@ def main() -> int:
             pred = read_alignment_tsv(pred_file)
             print(line(f"{name}{k} ({len(pairs)} training documents, scored on {len(held)})", held_gold, pred, held),
                   flush=True)
-            for part, items in zip(pooled[name], (held_gold, pred, held), strict=True):
-                part.extend(items)  # type: ignore[arg-type]
+            pooled_gold, pooled_pred, pooled_pairs = pooled[name]
+            pooled_gold.extend(held_gold)
+            pooled_pred.extend(pred)
+            pooled_pairs.extend(held)
     for name, (gold, pred, pairs) in pooled.items():
         print(line(f"pooled {name} (folds {' '.join(map(str, args.folds))})", gold, pred, pairs))
     (args.out / "folds.json").write_text(json.dumps([sorted(f) for f in cut]) + "\n")

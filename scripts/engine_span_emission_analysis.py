@@ -49,7 +49,8 @@ def main() -> int:
     from alignment_engine.span_emission import SPAN_EMISSION_FEATURES, span_emission_features
     from alignment_engine.training import folds_by_document
 
-    widths = tuple(int(w) for w in args.widths.split(","))
+    simple_w, complex_w = (int(w) for w in args.widths.split(","))
+    widths = (simple_w, complex_w)
     pairs = read_pairs_jsonl(DATA / "train_pairs.jsonl")
     gold = read_alignment_tsv(DATA / "train_gold.tsv")
     pos, _ = gold_by_pair(gold)

@@ -32,7 +32,8 @@ import random
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,7 @@ def main() -> int:
     rows: list[dict[str, Any]] = []
     profiler = cProfile.Profile()
 
-    def phase(name: str, calls: list[Callable[[], None]], profile: bool = False) -> None:
+    def phase(name: str, calls: Sequence[Callable[[], object]], profile: bool = False) -> None:
         p = Phase(name)
         pid = backend()
         pg0, cpu0, t0, s0 = _backend_cpu_s(pid), time.process_time(), time.perf_counter(), statements[0]
@@ -186,10 +187,10 @@ def main() -> int:
     # its first page (template compilation, compiled queries): one unmeasured page in a job of its own
     page_tokens(clients[0], jobs["warm-up"])
     phase(  # --profile page: this first opening is the one profiled (it serves; a reload only resumes)
-        "client: labeling page (once per session)", [lambda i=i: open_page(i) for i in everyone],
+        "client: labeling page (once per session)", [partial(open_page, i) for i in everyone],
         profile=args.top > 0 and args.profile == "page",
     )
-    answers = [lambda i=i: answer_preload(i) for _ in range(args.questions) for i in everyone]
+    answers = [partial(answer_preload, i) for _ in range(args.questions) for i in everyone]
     phase("client: answer + preload (per question)", answers)
     if args.show_sql:
         logged = []
@@ -201,22 +202,18 @@ def main() -> int:
         logged = None
     if args.top > 0 and args.profile == "answer":  # one more round under cProfile (with the profiler's overhead)
         phase(
-            "client: answer + preload under cProfile", [lambda i=i: answer_preload(i) for i in everyone], profile=True
+            "client: answer + preload under cProfile", [partial(answer_preload, i) for i in everyone], profile=True
         )
 
     # --- page shape (the old benchmark): per question the labeling page, then the answer
     job = jobs["page"]
     # every annotator's page, then every annotator's answer, round by round: each kind measured apart
     for q in range(args.questions):
-        phase(f"page shape: labeling page (per question, round {q + 1})", [lambda i=i: open_page(i) for i in everyone])
+        phase(f"page shape: labeling page (per question, round {q + 1})", [partial(open_page, i) for i in everyone])
         phase(
             f"page shape: answer (per question, round {q + 1})",
-            [
-                lambda i=i: (
-                    post(clients[i], "/api/annotation/answers/", {"token": shown[i], "label": "aligned"}) and None
-                )
-                for i in everyone
-            ],
+            [partial(post, clients[i], "/api/annotation/answers/", {"token": shown[i], "label": "aligned"})
+             for i in everyone],
         )
 
     summary: dict[str, Phase] = {}
