@@ -197,9 +197,11 @@ def similarity_matrix(name: str, simple: list[str], complex: list[str]) -> np.nd
     return _similarity.similarity_matrix(name, simple, complex)
 
 
-def evaluate(gold: list[Alignment], pred: list[Alignment], pairs: list[DocPair] | None = None) -> dict:
-    """Task 1 and Task 2 P/R/F1, identical strings left out (agrees with ../shared/tools/score_alignments.py)."""
-    return _evaluate(gold, pred, pairs)
+def evaluate(gold: list[Alignment], pred: list[Alignment], pairs: list[DocPair] | None = None,
+             by_document: bool = False) -> dict:
+    """Task 1 and Task 2 P/R/F1, identical strings left out (agrees with ../shared/tools/score_alignments.py);
+    ``by_document``: also every document's (``documents``, by pair id)."""
+    return _evaluate(gold, pred, pairs, by_document=by_document)
 
 
 def use_embeddings_cache(path: str | Path | None) -> None:

@@ -122,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--gold", required=True)
     ev.add_argument("--pred", required=True)
     ev.add_argument("--pairs", help="document-pair JSONL: scored documents and sentence texts")
+    ev.add_argument("--by-document", action="store_true",
+                    help="also every scored document's Task 1 / Task 2 (\"documents\", by pair id)")
 
     tu = sub.add_parser("tune", help="tune a baseline's threshold or the paragraph-alignment thresholds on labelled pairs")
     tu.add_argument("--pairs", required=True)
@@ -239,7 +241,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise InputError(f"{args.gold}: no gold rows")
     pred = read_alignment_tsv(args.pred)
     pairs = read_pairs_jsonl(args.pairs) if args.pairs else None
-    result = {"gold": args.gold, "pred": args.pred, "pairs": args.pairs, **api.evaluate(gold, pred, pairs)}
+    result = {"gold": args.gold, "pred": args.pred, "pairs": args.pairs,
+              **api.evaluate(gold, pred, pairs, by_document=args.by_document)}
     print(json.dumps(result, indent=1))
     return 0
 

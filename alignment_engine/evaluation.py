@@ -195,9 +195,11 @@ def match_rows(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequ
     return Matched(gold_map, pred_map, texts, scope, out_of_scope, dup, conflicts)
 
 
-def evaluate(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequence[DocPair] | None = None) -> dict:
+def evaluate(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequence[DocPair] | None = None,
+             by_document: bool = False) -> dict:
     """Scores of ``pred`` against ``gold``: ``task1``, ``task2``, ``with_identical``, ``groups`` and ``counts``
-    (rows matched by :func:`match_rows`)."""
+    (rows matched by :func:`match_rows`). ``by_document``: also ``documents``, every scored document's Task 1 and
+    Task 2 by pair id (their counts sum to the totals), so that a researcher sees which documents an aligner fails on."""
     m = match_rows(gold, pred, pairs)
     gold_pos, pred_pos, identical = m.positives()
     gold_strict = {k for k, lab in m.gold.items() if lab in STRICT}
@@ -206,6 +208,17 @@ def evaluate(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequen
     def block(g: set, p: set) -> dict:
         return prf(len(g & p), len(p), len(g))
 
+    extra: dict = {}
+    if by_document:
+        sets = {"g1": gold_pos - identical, "p1": pred_pos - identical,
+                "g2": gold_strict - identical, "p2": pred_strict - identical}
+        per: dict[str, dict[str, set[tuple[str, str]]]] = {doc: {name: set() for name in sets} for doc in m.scope}
+        for name, keys in sets.items():
+            for k in keys:
+                per[_pair_of(k[0])][name].add(k)
+        extra["documents"] = {doc: {"task1": block(per[doc]["g1"], per[doc]["p1"]),
+                                    "task2": block(per[doc]["g2"], per[doc]["p2"])}
+                              for doc in sorted(m.scope, key=_natural)}
     return {
         "task1": block(gold_pos - identical, pred_pos - identical),
         "task2": block(gold_strict - identical, pred_strict - identical),
@@ -221,7 +234,13 @@ def evaluate(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequen
             "pred_conflicting_labels": m.conflicts,
             "pred_positive_pairs": len(pred_pos),
         },
+        **extra,
     }
+
+
+def _natural(pair_id: str) -> tuple[int, int | str]:
+    """Sort key of pair ids: numbers in numeric order, before other ids."""
+    return (0, int(pair_id)) if pair_id.isdigit() else (1, pair_id)
 
 
 def group_by_pair(rows: Iterable[Alignment]) -> dict[str, list[Alignment]]:

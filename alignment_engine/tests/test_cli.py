@@ -77,6 +77,12 @@ def test_evaluate_prints_json(pairs_file, tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["task1"]["f1"] == 1.0
     assert set(result) >= {"task1", "task2", "with_identical", "counts"}
+    assert "documents" not in result
+    assert main(["evaluate", "--gold", str(pred), "--pred", str(pred), "--pairs", str(pairs_file), "--by-document"]) == 0
+    docs = json.loads(capsys.readouterr().out)["documents"]
+    assert len(docs) == result["counts"]["docs_scored"] and all(d["task1"]["f1"] == 1.0 for d in docs.values()
+                                                                 if d["task1"]["n_gold"])
+    assert sum(d["task1"]["tp"] for d in docs.values()) == result["task1"]["tp"]
 
 
 def test_train_lr_and_align_with_model(pairs_file, tmp_path, capsys):

@@ -120,3 +120,31 @@ def test_group_scores_leave_identical_strings_out_but_keep_them_in_the_groups():
     g = res["groups"]["gold"]
     assert g["1:n"]["gold"] == 1 and g["1:n"]["recall"] == 1.0  # a split, though one part is copied
     assert g["1:1"]["gold"] == 0
+
+
+def test_by_document_scores_every_scored_document_and_sums_to_the_totals():
+    first = _shape_pair()
+    second = DocPair("h", complex=[["Copied part.", "Another one."]], simple=[["Copied part.", "A new one."]])
+    quiet = DocPair("k", complex=[["Nothing here."]], simple=[["Nor here."]])
+    gold = [_a(0, 0), _a(1, 1), _a(2, 1, "partialAligned"),
+            Alignment("identical", "h-0-0-0", "h-1-0-0"), Alignment("aligned", "h-0-0-1", "h-1-0-1")]
+    pred = [_a(0, 0), _a(2, 1), _a(3, 3),  # g: one right, one partial gold predicted aligned, one wrong
+            Alignment("aligned", "h-0-0-0", "h-1-0-0")]  # h: the identical pair only (left out of Task 1)
+    res = evaluate(gold, pred, [first, second, quiet], by_document=True)
+    docs = res["documents"]
+    assert list(docs) == ["g", "h", "k"]  # every scored document, one with nothing gold or predicted too
+    assert (docs["g"]["task1"]["tp"], docs["g"]["task1"]["fp"], docs["g"]["task1"]["fn"]) == (2, 1, 1)
+    assert (docs["g"]["task2"]["tp"], docs["g"]["task2"]["n_gold"], docs["g"]["task2"]["n_pred"]) == (1, 2, 3)
+    assert (docs["h"]["task1"]["tp"], docs["h"]["task1"]["n_pred"], docs["h"]["task1"]["fn"]) == (0, 0, 1)
+    assert docs["k"]["task1"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "tp": 0, "fp": 0, "fn": 0,
+                                  "n_pred": 0, "n_gold": 0}
+    for task in ("task1", "task2"):
+        for field in ("tp", "fp", "fn", "n_pred", "n_gold"):
+            assert sum(d[task][field] for d in docs.values()) == res[task][field], (task, field)
+    assert "documents" not in evaluate(gold, pred, [first, second, quiet])
+
+
+def test_by_document_orders_numeric_pair_ids_by_number():
+    pairs = [DocPair(pid, complex=[["A complex sentence."]], simple=[["A simple one."]]) for pid in ("10", "9", "x")]
+    gold = [Alignment("aligned", f"{pid}-0-0-0", f"{pid}-1-0-0") for pid in ("10", "9", "x")]
+    assert list(evaluate(gold, gold, pairs, by_document=True)["documents"]) == ["9", "10", "x"]
