@@ -17,7 +17,7 @@ sentence encoder in ``--precision``, default as ``align``), their learned decode
 averaged, and the average is decided with each member's thresholds in turn and scored against ``--gold``:
 
     python scripts/engine_ensemble.py --models var/models/held0,var/models/held1 \
-        --pairs $D/dev_pairs.jsonl --gold $D/dev_gold.tsv [--precision float32]
+        --pairs $D/dev_pairs.jsonl --gold $D/dev_gold.tsv [--precision float32] [--write-pred dev.tsv]
 """
 
 from __future__ import annotations
@@ -44,15 +44,18 @@ class Member(NamedTuple):
     semi_dev: list[Any]
 
 
-def score_models(model_dirs: list[str], pairs_file: str, gold_file: str, precision: str | None) -> dict:
+def score_models(model_dirs: list[str], pairs_file: str, gold_file: str, precision: str | None,
+                 write_pred: str | None = None) -> dict:
     """Task 1 of each written model alone and of the average of the first k models' cell probabilities
-    (k = 2 .. all), decided with each member's thresholds (``crf_aligner.alignments_from``, as ``align`` decides)."""
+    (k = 2 .. all), decided with each member's thresholds (``crf_aligner.alignments_from``, as ``align`` decides).
+    ``write_pred``: the rows of all the models' average decided with the first's thresholds (what ``align`` writes for
+    such an ensemble) go to this TSV."""
     import numpy as np
 
     from alignment_engine.crf_aligner import CRFAligner, alignments_from, learned_scores_many
     from alignment_engine.errors import ModelError
     from alignment_engine.evaluation import evaluate
-    from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl
+    from alignment_engine.io import read_alignment_tsv, read_pairs_jsonl, write_alignment_tsv
 
     pairs, gold = read_pairs_jsonl(pairs_file), read_alignment_tsv(gold_file)
     # each alone, with its own thresholds (a seed ensemble's directory is its member 0 here)
@@ -81,6 +84,12 @@ def score_models(model_dirs: list[str], pairs_file: str, gold_file: str, precisi
         ensemble.members = members[1:k]
         mean = ensemble.cell_probabilities(docs, decoded[:k])  # the average `align` decides on
         out["ensembles"] += [{"models": k, "thresholds_of": model_dirs[m], **score(mean, members[m])} for m in range(k)]
+    if write_pred:
+        final: list[np.ndarray] | list[np.ndarray | None] = (
+            probs[0] if len(members) == 1 else ensemble.cell_probabilities(docs, decoded))
+        write_alignment_tsv(write_pred, [r for doc, dec, p in zip(docs, decs, final, strict=True)
+                                         for r in alignments_from(doc, dec, members[0].thresholds, members[0].decoder, p)])
+        out["written"] = write_pred
     return out
 
 
@@ -99,12 +108,15 @@ def main() -> int:
     ap.add_argument("--members", type=int, default=0, help="score ensembles of the first 1..N cached members")
     ap.add_argument("--classifiers", default="",
                     help="JSON list of stacking.CLASSIFIER_PARAMS changes: each scored on member 0 alone")
+    ap.add_argument("--write-pred", default=None, metavar="TSV",
+                    help="with --models: write the rows of all the models' average, decided as align decides")
     ap.add_argument("--out", default="var/ensemble.json")
     args = ap.parse_args()
     if args.models:
         if not (args.pairs and args.gold):
             ap.error("--models needs --pairs and --gold")
-        print(json.dumps(score_models(args.models.split(","), args.pairs, args.gold, args.precision), indent=1))
+        print(json.dumps(score_models(args.models.split(","), args.pairs, args.gold, args.precision, args.write_pred),
+                         indent=1))
         return 0
 
     from engine_data import deplain_web
