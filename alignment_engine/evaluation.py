@@ -16,6 +16,7 @@ pairs in predicted groups of that shape (Task 1 pairs, identical strings left ou
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -208,20 +209,14 @@ def evaluate(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequen
     def block(g: set, p: set) -> dict:
         return prf(len(g & p), len(p), len(g))
 
+    tasks = {"task1": (gold_pos - identical, pred_pos - identical),
+             "task2": (gold_strict - identical, pred_strict - identical)}
     extra: dict = {}
     if by_document:
-        sets = {"g1": gold_pos - identical, "p1": pred_pos - identical,
-                "g2": gold_strict - identical, "p2": pred_strict - identical}
-        per: dict[str, dict[str, set[tuple[str, str]]]] = {doc: {name: set() for name in sets} for doc in m.scope}
-        for name, keys in sets.items():
-            for k in keys:
-                per[_pair_of(k[0])][name].add(k)
-        extra["documents"] = {doc: {"task1": block(per[doc]["g1"], per[doc]["p1"]),
-                                    "task2": block(per[doc]["g2"], per[doc]["p2"])}
-                              for doc in sorted(m.scope, key=_natural)}
+        per_task = {task: _per_document(g, p) for task, (g, p) in tasks.items()}
+        extra["documents"] = {doc: {task: per_task[task](doc) for task in tasks} for doc in sorted(m.scope, key=_natural)}
     return {
-        "task1": block(gold_pos - identical, pred_pos - identical),
-        "task2": block(gold_strict - identical, pred_strict - identical),
+        **{task: block(g, p) for task, (g, p) in tasks.items()},
         "with_identical": block(gold_pos, pred_pos),
         "groups": shape_scores(gold_pos, pred_pos, lambda k: k not in identical),
         "counts": {
@@ -238,9 +233,15 @@ def evaluate(gold: Sequence[Alignment], pred: Sequence[Alignment], pairs: Sequen
     }
 
 
+def _per_document(gold: set[tuple[str, str]], pred: set[tuple[str, str]]) -> Callable[[str], dict]:
+    """The :func:`prf` block of one document (by pair id) from the pairs of every document."""
+    n_gold, n_pred, tp = (Counter(_pair_of(k[0]) for k in keys) for keys in (gold, pred, gold & pred))
+    return lambda doc: prf(tp[doc], n_pred[doc], n_gold[doc])
+
+
 def _natural(pair_id: str) -> tuple[int, int | str]:
-    """Sort key of pair ids: numbers in numeric order, before other ids."""
-    return (0, int(pair_id)) if pair_id.isdigit() else (1, pair_id)
+    """Sort key of pair ids: numbers (ASCII digits) in numeric order, before other ids."""
+    return (0, int(pair_id)) if pair_id.isascii() and pair_id.isdigit() else (1, pair_id)
 
 
 def group_by_pair(rows: Iterable[Alignment]) -> dict[str, list[Alignment]]:

@@ -70,25 +70,25 @@ def score_models(model_dirs: list[str], pairs_file: str, gold_file: str, precisi
     probs = [learned_scores_many(docs, d, m.decoder) for d, m in zip(decoded, members, strict=True)]  # type: ignore[arg-type]
     decs = decoded[0]  # with probabilities given, the decision reads only them and the features
 
-    def score(prob: list[np.ndarray] | list[np.ndarray | None], member: CRFAligner) -> dict:
-        rows = [r for doc, dec, p in zip(docs, decs, prob, strict=True)
+    def rows_of(prob: list[np.ndarray] | list[np.ndarray | None], member: CRFAligner) -> list:
+        return [r for doc, dec, p in zip(docs, decs, prob, strict=True)
                 for r in alignments_from(doc, dec, member.thresholds, member.decoder, p)]
-        e = evaluate(gold, rows, pairs)
+
+    def score(prob: list[np.ndarray] | list[np.ndarray | None], member: CRFAligner) -> dict:
+        e = evaluate(gold, rows_of(prob, member), pairs)
         return {"task1": round(float(e["task1"]["f1"]), 4),
                 "recall_by_gold_shape": {k: round(float(v["recall"]), 3) for k, v in e["groups"]["gold"].items()}}
 
     out: dict = {"precision": members[0].semantic_precision,
                  "members": [{"model": d, **score(p, m)} for d, p, m in zip(model_dirs, probs, members, strict=True)],
                  "ensembles": []}
+    mean: list[np.ndarray] | list[np.ndarray | None] = probs[0]
     for k in range(2, len(members) + 1):
         ensemble.members = members[1:k]
         mean = ensemble.cell_probabilities(docs, decoded[:k])  # the average `align` decides on
         out["ensembles"] += [{"models": k, "thresholds_of": model_dirs[m], **score(mean, members[m])} for m in range(k)]
-    if write_pred:
-        final: list[np.ndarray] | list[np.ndarray | None] = (
-            probs[0] if len(members) == 1 else ensemble.cell_probabilities(docs, decoded))
-        write_alignment_tsv(write_pred, [r for doc, dec, p in zip(docs, decs, final, strict=True)
-                                         for r in alignments_from(doc, dec, members[0].thresholds, members[0].decoder, p)])
+    if write_pred:  # ``mean`` is now every model's average (the one model's own with one)
+        write_alignment_tsv(write_pred, rows_of(mean, members[0]))
         out["written"] = write_pred
     return out
 

